@@ -1,0 +1,71 @@
+package zonestore
+
+import (
+	"context"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
+)
+
+// Handler answers queries for the zones of its server block from a zonestore.Store.
+type Handler struct {
+	Next    plugin.Handler
+	Fall    fallF
+	store   *zonestore.Store
+	origins []string
+}
+
+// ServeDNS implements plugin.Handler.
+func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if len(r.Question) != 1 {
+		return h.reply(w, r, dns.RcodeFormatError)
+	}
+	q := r.Question[0]
+	z := h.store.Find(q.Name)
+	if z == nil {
+		// Not ours (or not loaded yet): as stock file, the next plugin may know it.
+		if h.Next == nil {
+			return h.reply(w, r, dns.RcodeRefused)
+		}
+		return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
+	}
+	if r.Opcode != dns.OpcodeQuery {
+		return h.reply(w, r, dns.RcodeNotImplemented)
+	}
+	switch {
+	case q.Qclass != dns.ClassINET && q.Qclass != dns.ClassANY:
+		return h.reply(w, r, dns.RcodeRefused) // the zone is class IN, as Knot answers
+	case q.Qtype == dns.TypeAXFR || q.Qtype == dns.TypeIXFR:
+		return h.reply(w, r, dns.RcodeRefused) // transfers are the transfer plugin's, before this one
+	}
+
+	opt := r.IsEdns0()
+	do := opt != nil && opt.Do()
+	res := z.Lookup(q.Name, q.Qtype, do)
+
+	if res.Rcode == dns.RcodeNameError && len(res.Answer) == 0 && h.Fall.Through(q.Name) {
+		return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
+	}
+
+	m := new(dns.Msg)
+	m.SetReply(r)
+	m.Authoritative = res.Authoritative
+	m.Rcode = res.Rcode
+	m.Answer, m.Ns, m.Extra = res.Answer, res.Ns, res.Extra
+	w.WriteMsg(m)
+	return dns.RcodeSuccess, nil
+}
+
+// reply writes an empty answer with rcode. It returns success so that no
+// other plugin writes a second answer.
+func (h *Handler) reply(w dns.ResponseWriter, r *dns.Msg, rcode int) (int, error) {
+	m := new(dns.Msg)
+	m.SetRcode(r, rcode)
+	w.WriteMsg(m)
+	return dns.RcodeSuccess, nil
+}
+
+// Name implements plugin.Handler.
+func (h *Handler) Name() string { return pluginName }

@@ -1,0 +1,51 @@
+package zonestore
+
+import (
+	"github.com/coredns/coredns/plugin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/ontimedns/ontime/zonestore"
+)
+
+// Metrics move when a zone is loaded, never per query: the read path writes nothing shared.
+var (
+	loadFailures = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "load_failures_total",
+		Help:      "Zone loads and reloads that were not published (unreadable file, parse or validation error); the previous version kept serving.",
+	}, []string{"zone"})
+	publishes = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "publishes_total",
+		Help:      "Zone versions published.",
+	}, []string{"zone"})
+	serial = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "zone_serial",
+		Help:      "SOA serial of the version being served.",
+	}, []string{"zone"})
+	generation = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "zone_generation",
+		Help:      "Generation of the version being served; it increases with every publish.",
+	}, []string{"zone"})
+	records = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "zone_records",
+		Help:      "Resource records in the version being served.",
+	}, []string{"zone"})
+)
+
+func recordPublished(z *zonestore.Zone) {
+	o := z.Origin()
+	publishes.WithLabelValues(o).Inc()
+	serial.WithLabelValues(o).Set(float64(z.Serial()))
+	generation.WithLabelValues(o).Set(float64(z.Generation()))
+	records.WithLabelValues(o).Set(float64(z.Records()))
+}

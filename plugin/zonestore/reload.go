@@ -1,0 +1,95 @@
+package zonestore
+
+import (
+	"errors"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/ontimedns/ontime/zonestore"
+)
+
+// source is one zone file behind one origin.
+type source struct {
+	origin   string
+	file     string
+	interval time.Duration // 0: never reload
+	byMtime  bool          // publish a changed file even if its serial did not increase
+	seen     fileStamp     // the file as last read
+}
+
+// fileStamp identifies a version of a file without reading it. The inode is
+// in it because a ConfigMap update replaces the file through a symlink swap.
+type fileStamp struct {
+	mtime int64
+	size  int64
+	ino   uint64
+	dev   uint64
+}
+
+func stamp(path string) (fileStamp, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileStamp{}, err
+	}
+	s := fileStamp{mtime: fi.ModTime().UnixNano(), size: fi.Size()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		s.ino, s.dev = uint64(st.Ino), uint64(st.Dev)
+	}
+	return s, nil
+}
+
+// load reads the file if it changed since it was last read and publishes it
+// when its serial is newer (or the file changed, with reload_by_mtime). A file
+// that fails to parse or validate is never published: the old version keeps
+// serving, and the failure is logged and counted.
+func (s *source) load(store *zonestore.Store) error {
+	st, err := stamp(s.file)
+	if err != nil {
+		loadFailures.WithLabelValues(s.origin).Inc()
+		return err
+	}
+	old := store.Get(s.origin)
+	if old != nil && st == s.seen {
+		return nil
+	}
+	z, err := zonestore.ParseFile(s.file, s.origin)
+	if err != nil {
+		loadFailures.WithLabelValues(s.origin).Inc()
+		return err
+	}
+	err = store.Publish(old, z, s.byMtime)
+	s.seen = st
+	if errors.Is(err, zonestore.ErrStale) && old != nil && z.Serial() == old.Serial() {
+		log.Infof("Zone %q in %q changed but its SOA serial %d did not: not reloaded", s.origin, s.file, z.Serial())
+		return nil
+	}
+	if err != nil {
+		loadFailures.WithLabelValues(s.origin).Inc()
+		return err
+	}
+	recordPublished(z)
+	if old != nil {
+		log.Infof("Reloaded zone %q from %q: serial %d, generation %d", s.origin, s.file, z.Serial(), z.Generation())
+	}
+	return nil
+}
+
+// watch reloads the zone every interval until stop is closed.
+func (s *source) watch(store *zonestore.Store, stop <-chan struct{}) {
+	if s.interval == 0 {
+		return
+	}
+	tick := time.NewTicker(s.interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-tick.C:
+			if err := s.load(store); err != nil {
+				log.Errorf("Failed to reload zone %q from %q, still serving the previous version: %v", s.origin, s.file, err)
+			}
+		}
+	}
+}

@@ -1,0 +1,180 @@
+package test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// The tests here run real servers: the ontime coredns binary, built once for
+// the package, and Knot DNS (knotd from Debian's knot package) as the
+// reference for what a correct answer is. All traffic stays on 127.0.0.1.
+
+var corednsBin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ontime-test")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	corednsBin = filepath.Join(dir, "coredns")
+	build := exec.Command("go", "build", "-o", corednsBin, "../cmd/coredns")
+	build.Stdout, build.Stderr = os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building coredns:", err)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// repoRoot returns the absolute path of the repository.
+func repoRoot(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	return filepath.Dir(filepath.Dir(file))
+}
+
+// freePort returns a port free for both UDP and TCP on 127.0.0.1.
+func freePort(t testing.TB) int {
+	for range 50 {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
+		l.Close()
+		if err == nil {
+			u.Close()
+			return port
+		}
+	}
+	t.Fatal("no free port")
+	return 0
+}
+
+// server is a started DNS server process.
+type server struct {
+	name string
+	addr string
+	cmd  *exec.Cmd
+	log  *strings.Builder
+}
+
+// start runs cmd and waits until it answers an SOA query for every zone.
+func start(t testing.TB, name string, cmd *exec.Cmd, port int, zones ...string) *server {
+	t.Helper()
+	s := &server{name: name, addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, log: &strings.Builder{}}
+	cmd.Stdout, cmd.Stderr = s.log, s.log
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("starting %s: %v", name, err)
+	}
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		cmd.Wait()
+		if t.Failed() {
+			t.Logf("%s output:\n%s", name, s.log.String())
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for _, z := range zones {
+		for {
+			m := new(dns.Msg)
+			m.SetQuestion(dns.Fqdn(z), dns.TypeSOA)
+			c := &dns.Client{Timeout: 200 * time.Millisecond}
+			r, _, err := c.Exchange(m, s.addr)
+			if err == nil && r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not answer for %s: %v\n%s", name, z, err, s.log.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+	return s
+}
+
+// zoneFile is one zone a test serves.
+type zoneFile struct {
+	origin string
+	path   string
+}
+
+// startKnot runs knotd serving the zone files as they are (pre-signed, no
+// signing of its own), or skips the test where knotd is not installed and
+// ONTIME_REQUIRE_KNOT is unset (`make test` installs it and sets it).
+func startKnot(t testing.TB, zones []zoneFile) *server {
+	t.Helper()
+	bin, err := exec.LookPath("knotd")
+	if err != nil {
+		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
+			t.Fatal("knotd not found: install Debian's knot package (make test does)")
+		}
+		t.Skip("knotd not found; `make test` installs it")
+	}
+	dir := t.TempDir()
+	port := freePort(t)
+	var b strings.Builder
+	fmt.Fprintf(&b, "server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n", port, dir)
+	if os.Geteuid() == 0 {
+		b.WriteString("    user: root:root\n")
+	}
+	fmt.Fprintf(&b, "log:\n  - target: stderr\n    any: warning\n")
+	fmt.Fprintf(&b, "database:\n    storage: %s\n", dir)
+	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n")
+	b.WriteString("zone:\n")
+	names := make([]string, 0, len(zones))
+	for _, z := range zones {
+		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n", z.origin, z.path)
+		names = append(names, z.origin)
+	}
+	conf := filepath.Join(dir, "knot.conf")
+	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return start(t, "knotd", exec.Command(bin, "-c", conf), port, names...)
+}
+
+// startCoreDNS runs the ontime binary with a Corefile; body is the server
+// block's contents and zones are waited for. The Corefile is returned by the server's log on failure.
+func startCoreDNS(t testing.TB, body string, zones ...string) *server {
+	t.Helper()
+	dir := t.TempDir()
+	port := freePort(t)
+	corefile := fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n%s\n}\n", port, body)
+	path := filepath.Join(dir, "Corefile")
+	if err := os.WriteFile(path, []byte(corefile), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(corednsBin, "-conf", path)
+	cmd.Dir = repoRoot(t)
+	return start(t, "coredns", cmd, port, zones...)
+}
+
+// exchange sends m over UDP or TCP and returns the answer.
+func exchange(t testing.TB, addr string, m *dns.Msg, tcp bool) (*dns.Msg, error) {
+	c := &dns.Client{Timeout: 2 * time.Second}
+	if tcp {
+		c.Net = "tcp"
+	}
+	var r *dns.Msg
+	var err error
+	for range 3 { // UDP on a loaded 2-core machine may lose a packet
+		r, _, err = c.Exchange(m, addr)
+		if err == nil {
+			return r, nil
+		}
+	}
+	return r, err
+}

@@ -1,0 +1,408 @@
+package zonestore
+
+import (
+	"github.com/miekg/dns"
+)
+
+// Response is the authoritative answer to one question, before it is packed.
+// Its slices are the caller's; the records in them are the zone's own and
+// must not be modified (records whose owner had to change case are copies).
+type Response struct {
+	Rcode         int
+	Authoritative bool
+	Answer        []dns.RR
+	Ns            []dns.RR
+	Extra         []dns.RR
+}
+
+// maxChain bounds how many CNAME and DNAME hops one answer follows inside the zone.
+const maxChain = 20 // Knot's CNAME_CHAIN_MAX
+
+// Lookup answers qname/qtype from this version of the zone, by RFC 1034
+// section 4.3.2 and its successors, the way Knot DNS answers: CNAME chains
+// followed inside the zone, DNAME substitution (RFC 6672), wildcards
+// (RFC 4592), referrals with glue, negative answers with the SOA (RFC 2308),
+// and with do set, the zone's signatures and NSEC or NSEC3 proofs.
+// qname must be at or below the zone's origin; its case is kept in the answer.
+func (z *Zone) Lookup(qname string, qtype uint16, do bool) Response {
+	var res Response
+	z.LookupInto(&res, qname, qtype, do)
+	return res
+}
+
+// LookupInto is Lookup appending into res, whose slices a caller may reuse.
+func (z *Zone) LookupInto(res *Response, qname string, qtype uint16, do bool) {
+	res.Rcode, res.Authoritative = dns.RcodeSuccess, true
+	do = do && z.signed
+	k, err := key(qname)
+	if err != nil || !subdomainKey(k, z.originKey) {
+		res.Rcode = dns.RcodeServerFailure
+		return
+	}
+	l := lookup{z: z, res: res, do: do, qtype: qtype, proof: proof{z: z}}
+	l.run(qname, k)
+	if len(l.proof.rrs) > 0 {
+		res.Ns = append(res.Ns, l.proof.rrs...)
+	}
+}
+
+// lookup is the state of one answer as it follows CNAMEs and DNAMEs.
+type lookup struct {
+	z       *Zone
+	res     *Response
+	do      bool
+	qtype   uint16
+	proof   proof
+	visited [maxChain]*node
+	hops    int
+}
+
+func (l *lookup) run(name, k string) {
+	z := l.z
+	for {
+		n, exact := z.find(k)
+
+		// A cut strictly above the name, or at its closest encloser when the
+		// name is below it, ends authority: referral or DNAME substitution.
+		cut := n.cut
+		if exact && n.parent != nil {
+			cut = n.parent.cut
+		}
+		if cut != nil {
+			if cut.delegation {
+				l.referral(cut)
+				return
+			}
+			next, nk, ok := l.dname(cut, name, k)
+			if !ok {
+				return
+			}
+			name, k = next, nk
+			continue
+		}
+		if exact && n.delegation && l.qtype != dns.TypeDS {
+			l.referral(n)
+			return
+		}
+
+		src, ce := n, n
+		wildcard := false
+		if !exact {
+			if n.wildcard == nil {
+				l.nxdomain(k, n)
+				return
+			}
+			src, wildcard = n.wildcard, true
+		}
+
+		if cname := src.get(dns.TypeCNAME); cname != nil && l.qtype != dns.TypeCNAME && l.qtype != dns.TypeANY && l.qtype != dns.TypeRRSIG {
+			if l.seen(src) {
+				return // a CNAME loop: answer with what the chain has so far
+			}
+			l.put(&l.res.Answer, cname, name)
+			if wildcard && l.do {
+				l.proof.expansion(k, ce)
+			}
+			target := cname.rrs[0].(*dns.CNAME).Target
+			tk, err := key(target)
+			if err != nil || !subdomainKey(tk, z.originKey) || l.hops >= maxChain {
+				return // out of the zone: the resolver follows it
+			}
+			name, k = target, tk
+			continue
+		}
+
+		s := l.pick(src)
+		if s == nil {
+			l.nodata(src, k, ce, wildcard)
+			return
+		}
+		if l.qtype == dns.TypeRRSIG {
+			l.putSigs(&l.res.Answer, s, name)
+		} else {
+			l.put(&l.res.Answer, s, name)
+		}
+		if wildcard && l.do {
+			l.proof.expansion(k, ce)
+		}
+		l.additional(s)
+		return
+	}
+}
+
+// pick returns the RRset that answers the question at n, or nil. ANY is
+// answered with one RRset, the lowest type, as Knot does (RFC 8482 allows
+// any subset), where all of a signed name's RRSIGs count as one RRset of type
+// RRSIG; a question for RRSIG gets the signatures of the lowest signed type.
+func (l *lookup) pick(n *node) *rrset {
+	switch l.qtype {
+	case dns.TypeANY:
+		if len(n.rrsets) == 0 {
+			return nil
+		}
+		if n.rrsets[0].typ > dns.TypeRRSIG && n.allSigs.typ == dns.TypeRRSIG {
+			return &n.allSigs
+		}
+		return &n.rrsets[0]
+	case dns.TypeRRSIG:
+		for i := range n.rrsets {
+			if len(n.rrsets[i].sigs) > 0 {
+				return &n.rrsets[i]
+			}
+		}
+		return nil
+	}
+	return n.get(l.qtype)
+}
+
+// seen records n as visited by the chain and reports whether it was already.
+func (l *lookup) seen(n *node) bool {
+	for _, v := range l.visited[:l.hops] {
+		if v == n {
+			return true
+		}
+	}
+	if l.hops < maxChain {
+		l.visited[l.hops] = n
+		l.hops++
+	}
+	return false
+}
+
+func (z *Zone) find(k string) (n *node, exact bool) {
+	if n := z.nodes[k]; n != nil {
+		return n, true
+	}
+	for p := parentKey(k); len(p) > len(z.originKey); p = parentKey(p) {
+		if n := z.nodes[p]; n != nil {
+			return n, false
+		}
+	}
+	return z.apex, false
+}
+
+// put appends an RRset under owner (the question's case for the name asked,
+// the zone's for names reached by a CNAME), with its signatures when DO is set.
+func (l *lookup) put(sec *[]dns.RR, s *rrset, owner string) {
+	*sec = appendOwned(*sec, s.rrs, owner)
+	if l.do {
+		*sec = appendOwned(*sec, s.sigs, owner)
+	}
+}
+
+func (l *lookup) putSigs(sec *[]dns.RR, s *rrset, owner string) {
+	*sec = appendOwned(*sec, s.sigs, owner)
+}
+
+// appendOwned appends rrs, copying only those whose owner is not spelled as
+// owner (a mixed-case question, or a wildcard expansion).
+func appendOwned(dst []dns.RR, rrs []dns.RR, owner string) []dns.RR {
+	for _, rr := range rrs {
+		if rr.Header().Name != owner {
+			rr = dns.Copy(rr)
+			rr.Header().Name = owner
+		}
+		dst = append(dst, rr)
+	}
+	return dst
+}
+
+func (l *lookup) soa() {
+	l.res.Ns = append(l.res.Ns, l.z.negSOA)
+	if l.do {
+		l.res.Ns = append(l.res.Ns, l.z.negSOASigs...)
+	}
+}
+
+func (l *lookup) nxdomain(k string, ce *node) {
+	l.res.Rcode = dns.RcodeNameError
+	l.soa()
+	if l.do {
+		l.proof.denyName(k, ce, true)
+	}
+}
+
+func (l *lookup) nodata(n *node, k string, ce *node, wildcard bool) {
+	l.soa()
+	if !l.do {
+		return
+	}
+	if wildcard {
+		// RFC 4035 section 3.1.3.4, RFC 5155 section 7.2.5.
+		l.proof.noData(n)
+		if l.z.nsec3 != nil {
+			l.proof.denyName(k, ce, false)
+		} else {
+			l.proof.expansion(k, ce)
+		}
+		return
+	}
+	l.proof.noData(n)
+}
+
+// referral answers with the delegation at cut: its NS in the authority
+// section, DS or the proof of its absence with DO, and the addresses of its
+// name servers that the zone holds (glue) in the additional section.
+func (l *lookup) referral(cut *node) {
+	if len(l.res.Answer) == 0 {
+		l.res.Authoritative = false
+	}
+	ns := cut.get(dns.TypeNS)
+	l.res.Ns = append(l.res.Ns, ns.rrs...)
+	if l.do {
+		if ds := cut.get(dns.TypeDS); ds != nil {
+			l.put(&l.res.Ns, ds, ds.rrs[0].Header().Name)
+		} else {
+			l.proof.noData(cut)
+		}
+	}
+	l.additional(ns)
+}
+
+// dname substitutes the DNAME at cut into name (RFC 6672 section 2.2): the
+// DNAME and a synthesized CNAME join the answer, and the chain goes on at the
+// new name if it is in the zone. ok is false when the answer is complete.
+func (l *lookup) dname(cut *node, name, k string) (string, string, bool) {
+	d := cut.get(dns.TypeDNAME)
+	if l.seen(cut) {
+		return "", "", false
+	}
+	l.put(&l.res.Answer, d, d.rrs[0].Header().Name)
+	dn := d.rrs[0].(*dns.DNAME)
+
+	// The labels of name above the DNAME owner are replaced by its target.
+	prefix := labelCount(k) - labelCount(cut.key)
+	target := keepLabels(name, prefix) + dns.Fqdn(dn.Target)
+	if dn.Target == "." {
+		target = keepLabels(name, prefix)
+	}
+	tk, err := key(target)
+	if err != nil {
+		l.res.Rcode = dns.RcodeYXDomain // RFC 6672 section 2.2: the result is too long
+		return "", "", false
+	}
+	l.res.Answer = append(l.res.Answer, &dns.CNAME{
+		Hdr:    dns.RR_Header{Name: name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: dn.Hdr.Ttl},
+		Target: target,
+	})
+	if l.qtype == dns.TypeCNAME || !subdomainKey(tk, l.z.originKey) || l.hops >= maxChain {
+		return "", "", false // a synthesized CNAME answers a CNAME question itself
+	}
+	return target, tk, true
+}
+
+// keepLabels returns the first n labels of a presentation name, with their dots.
+func keepLabels(name string, n int) string {
+	i := 0
+	for ; n > 0 && i < len(name); i++ {
+		switch name[i] {
+		case '\\':
+			i++
+			if i+2 < len(name) && isDigit(name[i]) {
+				i += 2
+			}
+		case '.':
+			n--
+		}
+	}
+	return name[:i]
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// additional adds what the zone holds for the names in the RDATA of NS, MX,
+// SRV, SVCB and HTTPS records (RFC 1034 section 4.3.2 step 6, RFC 2782,
+// RFC 9460 section 4): their A and AAAA, and for SVCB and HTTPS the target's
+// own record of that type, or with DO the NSEC or NSEC3 that proves it
+// missing, as Knot does. Signed when DO is set. CNAMEs are not followed
+// (RFC 2181 section 10.3).
+func (l *lookup) additional(s *rrset) {
+	want := [3]uint16{dns.TypeA, dns.TypeAAAA}
+	types := want[:2]
+	if s.typ == dns.TypeSVCB || s.typ == dns.TypeHTTPS {
+		want[2] = s.typ
+		types = want[:3]
+	}
+	for _, rr := range s.rrs {
+		var target string
+		switch r := rr.(type) {
+		case *dns.NS:
+			target = r.Ns
+		case *dns.MX:
+			target = r.Mx
+		case *dns.SRV:
+			target = r.Target
+		case *dns.SVCB:
+			target = r.Target
+		case *dns.HTTPS:
+			target = r.Target
+		default:
+			return
+		}
+		tk, err := key(target)
+		if err != nil || !subdomainKey(tk, l.z.originKey) {
+			continue
+		}
+		t := l.z.nodes[tk]
+		if t == nil {
+			continue
+		}
+		present := 0
+		for _, typ := range types {
+			a := t.get(typ)
+			if a == nil {
+				continue
+			}
+			present++
+			if l.inAnswer(a) {
+				continue
+			}
+			l.res.Extra = append(l.res.Extra, a.rrs...)
+			if l.do {
+				l.res.Extra = append(l.res.Extra, a.sigs...)
+			}
+		}
+		if len(types) == 3 && present < 3 && l.do && !t.belowCut {
+			l.proveMissingGlue(t)
+		}
+	}
+}
+
+// proveMissingGlue adds the NSEC or NSEC3 of a SVCB target that lacks some
+// of its additional records.
+func (l *lookup) proveMissingGlue(t *node) {
+	var p proof
+	if l.z.nsec3 != nil {
+		p.addNSEC3(t.nsec3)
+	} else {
+		p.addNSEC(t)
+	}
+	for _, rr := range p.rrs {
+		if !l.inExtra(rr) {
+			l.res.Extra = append(l.res.Extra, rr)
+		}
+	}
+}
+
+func (l *lookup) inExtra(x dns.RR) bool {
+	for _, rr := range l.res.Extra {
+		if rr == x {
+			return true
+		}
+	}
+	return false
+}
+
+// inAnswer reports whether the RRset is already in the answer or additional
+// section; additional records are never repeated (two MX with one target).
+func (l *lookup) inAnswer(s *rrset) bool {
+	first := s.rrs[0]
+	for _, sec := range [2][]dns.RR{l.res.Answer, l.res.Extra} {
+		for _, rr := range sec {
+			if rr == first {
+				return true
+			}
+		}
+	}
+	return false
+}

@@ -1,0 +1,161 @@
+package zonestore
+
+import (
+	"bytes"
+	"sort"
+
+	"github.com/miekg/dns"
+)
+
+// Pre-signed DNSSEC: the zone's own NSEC or NSEC3 records, chosen per answer
+// (RFC 4035 section 3.1.3, RFC 5155 section 7.2). Names in the zone have their
+// NSEC3 found at build time; only names that do not exist are hashed per query.
+
+// hash returns the NSEC3 hash label of a wire key, uppercase base32hex.
+func (z *Zone) hash(k string) string {
+	return dns.HashName(presentation(k), z.n3p.Hash, z.n3p.Iterations, z.n3p.Salt)
+}
+
+// findNSEC3 returns the NSEC3 whose owner hash is h, or nil.
+func (z *Zone) findNSEC3(h string) *nsec3Node {
+	i := sort.Search(len(z.nsec3), func(i int) bool { return z.nsec3[i].hash >= h })
+	if i < len(z.nsec3) && z.nsec3[i].hash == h {
+		return z.nsec3[i]
+	}
+	return nil
+}
+
+// coverNSEC3 returns the NSEC3 whose span covers hash h: the last one before
+// it, wrapping round to the last of the chain.
+func (z *Zone) coverNSEC3(h string) *nsec3Node {
+	i := sort.Search(len(z.nsec3), func(i int) bool { return z.nsec3[i].hash >= h })
+	if i == 0 {
+		return z.nsec3[len(z.nsec3)-1]
+	}
+	return z.nsec3[i-1]
+}
+
+// coverNSEC returns the node whose NSEC covers or matches the name with wire
+// key k: the last in canonical order at or before it, wrapping to the last.
+func (z *Zone) coverNSEC(k string) *node {
+	var buf [2 * (maxName + 1)]byte
+	sk := appendSortKey(buf[:0], k)
+	i := sort.Search(len(z.nsec), func(i int) bool { return bytes.Compare(z.nsec[i].sortKey, sk) > 0 })
+	if i == 0 {
+		return z.nsec[len(z.nsec)-1]
+	}
+	return z.nsec[i-1]
+}
+
+// proof collects the NSEC and NSEC3 records of one answer, each once.
+type proof struct {
+	z    *Zone
+	rrs  []dns.RR
+	seen []any
+}
+
+func (p *proof) addNSEC(n *node) {
+	if n == nil || p.has(n) {
+		return
+	}
+	if s := n.get(dns.TypeNSEC); s != nil {
+		p.seen = append(p.seen, n)
+		p.rrs = append(p.rrs, s.rrs...)
+		p.rrs = append(p.rrs, s.sigs...)
+	}
+}
+
+func (p *proof) addNSEC3(n *nsec3Node) {
+	if n == nil || p.has(n) {
+		return
+	}
+	p.seen = append(p.seen, n)
+	p.rrs = append(p.rrs, n.rr)
+	p.rrs = append(p.rrs, n.sigs...)
+}
+
+func (p *proof) has(x any) bool {
+	for _, s := range p.seen {
+		if s == x {
+			return true
+		}
+	}
+	return false
+}
+
+// closestProvable walks up from n to the nearest name that has an NSEC3 (with
+// opt-out, names only above insecure delegations may have none), and returns
+// it with the key of its child on the way to k: the next closer name.
+func (z *Zone) closestProvable(n *node, k string) (*node, string) {
+	for n.nsec3 == nil && n.parent != nil {
+		n = n.parent
+	}
+	next := k
+	for p := k; len(p) > len(n.key); p = parentKey(p) {
+		next = p
+	}
+	return n, next
+}
+
+// denyName proves that the name k does not exist, below its closest encloser
+// ce: RFC 4035 section 3.1.3.2 (NSEC) or RFC 5155 section 7.2.2 (NSEC3).
+// withWildcard adds the proof that no wildcard could have matched it.
+func (p *proof) denyName(k string, ce *node, withWildcard bool) {
+	z := p.z
+	if z.nsec3 != nil {
+		cpe, next := z.closestProvable(ce, k)
+		p.addNSEC3(cpe.nsec3)
+		p.addNSEC3(z.coverNSEC3(z.hash(next)))
+		if withWildcard {
+			p.addNSEC3(z.coverNSEC3(z.hash(wildcardKey(cpe.key))))
+		}
+		return
+	}
+	if len(z.nsec) == 0 {
+		return
+	}
+	p.addNSEC(z.coverNSEC(k))
+	if withWildcard {
+		p.addNSEC(z.coverNSEC(wildcardKey(ce.key)))
+	}
+}
+
+// expansion proves, for a wildcard answer, that the query name itself does
+// not exist (RFC 4035 section 3.1.3.3, RFC 5155 section 7.2.6).
+func (p *proof) expansion(k string, ce *node) {
+	z := p.z
+	if z.nsec3 != nil {
+		_, next := z.closestProvable(ce, k)
+		p.addNSEC3(z.coverNSEC3(z.hash(next)))
+		return
+	}
+	if len(z.nsec) > 0 {
+		p.addNSEC(z.coverNSEC(k))
+	}
+}
+
+// noData proves that the name n has no records of the asked type: its own
+// NSEC or NSEC3 bitmap (RFC 4035 section 3.1.3.1, RFC 5155 section 7.2.3),
+// or, where opt-out left it without an NSEC3, the closest provable encloser
+// (RFC 5155 section 7.2.4).
+func (p *proof) noData(n *node) {
+	z := p.z
+	if z.nsec3 != nil {
+		if n.nsec3 != nil {
+			p.addNSEC3(n.nsec3)
+			return
+		}
+		cpe, next := z.closestProvable(n, n.key)
+		p.addNSEC3(cpe.nsec3)
+		p.addNSEC3(z.coverNSEC3(z.hash(next)))
+		return
+	}
+	if n.get(dns.TypeNSEC) != nil {
+		p.addNSEC(n)
+	} else if len(z.nsec) > 0 {
+		p.addNSEC(z.coverNSEC(n.key)) // an empty non-terminal has none of its own
+	}
+}
+
+// wildcardKey returns the key of "*." + the name with key k.
+func wildcardKey(k string) string { return "\x01*" + k }

@@ -1,0 +1,123 @@
+package zonestore
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// Names are keyed by their lowercased, uncompressed wire form. A key's suffixes
+// that start at a label boundary are the keys of its ancestors, so walking up a
+// name is slicing a string, and a lookup is one hash and one memcmp: no label
+// splitting, no case folding at compare time (the seed's "cheap keys").
+
+// maxName is the longest wire name (RFC 1035 section 2.3.4).
+const maxName = 255
+
+// appendKey appends the lowercased wire form of the presentation name to dst.
+// It returns dst unchanged and an error for a name that does not pack.
+func appendKey(dst []byte, name string) ([]byte, error) {
+	var buf [maxName + 1]byte
+	n, err := dns.PackDomainName(dns.Fqdn(name), buf[:], 0, nil, false)
+	if err != nil {
+		return dst, fmt.Errorf("name %q: %w", name, err)
+	}
+	lowerWire(buf[:n])
+	return append(dst, buf[:n]...), nil
+}
+
+// key returns the lookup key of a presentation name.
+func key(name string) (string, error) {
+	var buf [maxName + 1]byte
+	b, err := appendKey(buf[:0], name)
+	return string(b), err
+}
+
+// lowerWire lowercases the ASCII letters of a wire name in place. Length
+// octets are below 64, so they are never letters.
+func lowerWire(b []byte) {
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + ('a' - 'A')
+		}
+	}
+}
+
+// parentKey returns the key of the name one label up; the root's parent is "".
+func parentKey(k string) string {
+	if len(k) <= 1 {
+		return ""
+	}
+	return k[1+int(k[0]):]
+}
+
+// labelCount counts the labels of a wire key, the root not counted.
+func labelCount(k string) int {
+	n := 0
+	for i := 0; i < len(k) && k[i] != 0; i += 1 + int(k[i]) {
+		n++
+	}
+	return n
+}
+
+// firstLabel returns the first label of a wire key, without its length octet.
+func firstLabel(k string) string {
+	if len(k) == 0 || k[0] == 0 {
+		return ""
+	}
+	return k[1 : 1+int(k[0])]
+}
+
+// appendSortKey appends a key whose byte order is the canonical DNS name order
+// of RFC 4034 section 6.1: labels from the root down, each compared as lowercase
+// octets, a shorter label first. Each label is written with 0x00 escaped as
+// 0x00 0xFF and ended by 0x00 0x01, so a label sorts before its extensions and
+// a name before its descendants. NSEC lookups binary-search these with one
+// bytes comparison per step instead of splitting labels.
+func appendSortKey(dst []byte, wireKey string) []byte {
+	var offs [128]int
+	n := 0
+	for i := 0; i < len(wireKey) && wireKey[i] != 0; i += 1 + int(wireKey[i]) {
+		offs[n] = i
+		n++
+	}
+	for j := n - 1; j >= 0; j-- {
+		o := offs[j]
+		for _, c := range []byte(wireKey[o+1 : o+1+int(wireKey[o])]) {
+			if c == 0 {
+				dst = append(dst, 0, 0xFF)
+			} else {
+				dst = append(dst, c)
+			}
+		}
+		dst = append(dst, 0, 1)
+	}
+	return dst
+}
+
+// isWildcardKey reports whether the key's first label is "*".
+func isWildcardKey(k string) bool { return len(k) >= 2 && k[0] == 1 && k[1] == '*' }
+
+// subdomainKey reports whether child is parent or below it. Both are wire keys,
+// so a suffix that starts at a label boundary of child is the whole test.
+func subdomainKey(child, parent string) bool {
+	for k := child; k != ""; k = parentKey(k) {
+		if len(k) == len(parent) {
+			return k == parent
+		}
+		if len(k) < len(parent) {
+			return false
+		}
+	}
+	return false
+}
+
+// presentation returns a wire key as a lowercase presentation name.
+func presentation(k string) string {
+	name, _, err := dns.UnpackDomainName([]byte(k), 0)
+	if err != nil {
+		return strings.ToLower(fmt.Sprintf("%x", k))
+	}
+	return name
+}

@@ -1,0 +1,93 @@
+package zonestore
+
+import (
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/miekg/dns"
+)
+
+// Parse reads a zone in RFC 1035 master file format and builds it. file names
+// the source in errors, and $INCLUDE paths are relative to its directory.
+func Parse(r io.Reader, origin, file string) (*Zone, error) {
+	b, err := NewBuilder(origin, file)
+	if err != nil {
+		return nil, err
+	}
+	lr := &lineReader{r: r}
+	zp := dns.NewZoneParser(lr, b.origin, file)
+	zp.SetIncludeAllowed(true)
+	if file != "" {
+		zp.SetIncludeFS(os.DirFS(filepath.Dir(file)))
+	}
+	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		// The lexer has just read the newline that ends the record, so the
+		// lines read so far are the record's last line.
+		if err := b.Add(rr, lr.lines); err != nil {
+			return nil, err
+		}
+	}
+	if err := zp.Err(); err != nil {
+		return nil, &Error{Origin: b.origin, File: file, Reason: err.Error()}
+	}
+	return b.Build()
+}
+
+// ParseFile opens and parses a zone file.
+func ParseFile(path, origin string) (*Zone, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Origin: dns.CanonicalName(origin), File: path, Reason: err.Error()}
+	}
+	defer f.Close()
+	return Parse(f, origin, path)
+}
+
+// lineReader counts the newlines the zone lexer has consumed. The lexer uses
+// an io.ByteReader as it is, without buffering ahead, so the count is exact.
+type lineReader struct {
+	r     io.Reader
+	buf   [4096]byte
+	n, i  int
+	lines int
+	err   error
+}
+
+func (l *lineReader) ReadByte() (byte, error) {
+	if l.i == l.n {
+		if l.err != nil {
+			return 0, l.err
+		}
+		l.n, l.err = l.r.Read(l.buf[:])
+		l.i = 0
+		if l.n == 0 {
+			if l.err == nil {
+				l.err = io.ErrNoProgress
+			}
+			return 0, l.err
+		}
+	}
+	c := l.buf[l.i]
+	l.i++
+	if c == '\n' {
+		l.lines++
+	}
+	return c, nil
+}
+
+func (l *lineReader) Read(p []byte) (int, error) {
+	n := 0
+	for n < len(p) {
+		c, err := l.ReadByte()
+		if err != nil {
+			if n > 0 {
+				return n, nil
+			}
+			return 0, err
+		}
+		p[n] = c
+		n++
+	}
+	return n, nil
+}

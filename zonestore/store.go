@@ -1,0 +1,153 @@
+package zonestore
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+)
+
+// Store holds the zones a server answers for. Readers (Find, Get) take no
+// lock, hold no reference count and write no shared memory: they load the
+// zone index and then one zone's current version, each with one atomic load,
+// and use that version for the whole query. Go's garbage collector is the
+// RCU grace period: a replaced version is freed when the last query holding
+// it returns.
+type Store struct {
+	index atomic.Pointer[map[string]*slot] // origin key -> slot; replaced whole when zones come or go
+	gen   atomic.Uint64                    // generation counter for published versions
+
+	mu sync.Mutex // serialises writers that change the index; never taken by readers
+}
+
+// slot is one zone's place in the store. Its pointer is swapped by
+// compare-and-swap, so a version is published only over the one it was built from.
+type slot struct {
+	origin string
+	cur    atomic.Pointer[Zone]
+}
+
+// ErrStale is returned by Publish when the version it would replace is no
+// longer current, or the new serial is not newer: another writer got there first.
+var ErrStale = errors.New("zone changed since this version was built")
+
+// NewStore returns an empty Store.
+func NewStore() *Store {
+	s := &Store{}
+	m := map[string]*slot{}
+	s.index.Store(&m)
+	return s
+}
+
+// Find returns the current version of the zone that holds qname: the
+// longest origin that qname is at or below. It costs one map lookup per label
+// of qname, whatever the number of zones.
+func (s *Store) Find(qname string) *Zone {
+	var buf [maxName + 1]byte
+	kb, err := appendKey(buf[:0], qname)
+	if err != nil {
+		return nil
+	}
+	idx := *s.index.Load()
+	for k := kb; ; k = k[1+int(k[0]):] {
+		if sl := idx[string(k)]; sl != nil {
+			if z := sl.cur.Load(); z != nil {
+				return z
+			}
+		}
+		if len(k) <= 1 {
+			return nil
+		}
+	}
+}
+
+// Get returns the current version of the zone with this origin, or nil.
+func (s *Store) Get(origin string) *Zone {
+	k, err := key(origin)
+	if err != nil {
+		return nil
+	}
+	if sl := (*s.index.Load())[k]; sl != nil {
+		return sl.cur.Load()
+	}
+	return nil
+}
+
+// Origins returns the origins of the zones that have a version published.
+func (s *Store) Origins() []string {
+	idx := *s.index.Load()
+	out := make([]string, 0, len(idx))
+	for _, sl := range idx {
+		if sl.cur.Load() != nil {
+			out = append(out, sl.origin)
+		}
+	}
+	return out
+}
+
+// Publish makes z the current version of its zone, replacing old, which must
+// be the version z was built against (nil for a zone not yet served). It
+// fails with ErrStale if another version was published since, or if z's
+// serial is not newer than old's (RFC 1982 arithmetic) unless force is set.
+func (s *Store) Publish(old, z *Zone, force bool) error {
+	if z == nil {
+		return errors.New("publish: nil zone")
+	}
+	if old != nil && old.originKey != z.originKey {
+		return fmt.Errorf("publish: zone %q cannot replace zone %q", z.origin, old.origin)
+	}
+	if old != nil && !force && !serialNewer(z.serial, old.serial) {
+		return fmt.Errorf("%w: zone %q serial %d is not newer than %d", ErrStale, z.origin, z.serial, old.serial)
+	}
+	sl := s.slotFor(z)
+	z.generation = s.gen.Add(1)
+	if !sl.cur.CompareAndSwap(old, z) {
+		return fmt.Errorf("%w: zone %q", ErrStale, z.origin)
+	}
+	return nil
+}
+
+// Remove stops serving the zone with this origin.
+func (s *Store) Remove(origin string) {
+	k, err := key(origin)
+	if err != nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.index.Load()
+	if _, ok := old[k]; !ok {
+		return
+	}
+	m := make(map[string]*slot, len(old))
+	for kk, v := range old {
+		if kk != k {
+			m[kk] = v
+		}
+	}
+	s.index.Store(&m)
+}
+
+// slotFor returns the zone's slot, adding it to the index (copy on write) if new.
+func (s *Store) slotFor(z *Zone) *slot {
+	if sl := (*s.index.Load())[z.originKey]; sl != nil {
+		return sl
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old := *s.index.Load()
+	if sl := old[z.originKey]; sl != nil {
+		return sl
+	}
+	m := make(map[string]*slot, len(old)+1)
+	for k, v := range old {
+		m[k] = v
+	}
+	sl := &slot{origin: z.origin}
+	m[z.originKey] = sl
+	s.index.Store(&m)
+	return sl
+}
+
+// serialNewer reports whether a is newer than b in serial number arithmetic (RFC 1982).
+func serialNewer(a, b uint32) bool { return a != b && int32(a-b) > 0 }

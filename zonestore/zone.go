@@ -1,0 +1,107 @@
+package zonestore
+
+import (
+	"github.com/miekg/dns"
+)
+
+// Zone is one immutable version of a zone. Everything a query asks of it was
+// computed when it was built: a lookup reads, and never writes, any of it, so
+// any number of goroutines may use a Zone at once without synchronisation.
+type Zone struct {
+	origin     string // lowercase presentation, fully qualified
+	originKey  string
+	generation uint64 // set by the Store when published
+	serial     uint32
+	file       string // where it came from, for errors and reloads
+
+	nodes map[string]*node // by wire key: every owner name, empty non-terminals included
+	apex  *node
+
+	soa        *dns.SOA
+	negSOA     *dns.SOA // the SOA with TTL min(SOA TTL, MINIMUM), for negative answers (RFC 2308 section 5)
+	negSOASigs []dns.RR // its signatures, with the same TTL, as Knot sends them
+
+	// DNSSEC, when the zone is pre-signed.
+	nsec   []*node      // nodes that own an NSEC, in canonical order
+	nsec3  []*nsec3Node // NSEC3 records, by hashed owner
+	n3p    *dns.NSEC3PARAM
+	signed bool
+
+	records int // RRs held, for metrics and tests
+}
+
+// node is one owner name of a zone.
+type node struct {
+	name    string // owner as written in the zone file (original case)
+	key     string // wire key
+	sortKey []byte // canonical order key, only for nodes in the NSEC chain
+	rrsets  []rrset
+	allSigs rrset // every RRSIG at this name, as one RRset of type RRSIG (for ANY)
+
+	parent   *node
+	wildcard *node // the node "*." + this name, if the zone has one
+
+	// cut is the topmost node at or above this one (the apex excluded) where
+	// authority ends: a delegation (NS) or a DNAME. Names below it are
+	// answered by referral or substitution, computed once at build time.
+	cut *node
+
+	ent        bool // an empty non-terminal: exists only because names below it do
+	delegation bool // owns NS and is not the apex
+	dname      bool
+	belowCut   bool // glue or occluded data: not authoritative
+
+	nsec3 *nsec3Node // the NSEC3 whose hashed owner is this name's hash
+}
+
+// rrset is the records of one type at one name, with the signatures that cover them.
+type rrset struct {
+	typ  uint16
+	rrs  []dns.RR
+	sigs []dns.RR
+}
+
+// nsec3Node is one NSEC3 record and its signatures, kept apart from the names
+// it hashes so that hashed owners never answer ordinary lookups.
+type nsec3Node struct {
+	hash string // the base32hex hash label, uppercase, as it sorts
+	rr   *dns.NSEC3
+	sigs []dns.RR
+}
+
+// Origin returns the zone's origin, lowercase and fully qualified.
+func (z *Zone) Origin() string { return z.origin }
+
+// Serial returns the SOA serial of this version.
+func (z *Zone) Serial() uint32 { return z.serial }
+
+// Generation returns the generation the Store published this version under; 0 before it was published.
+func (z *Zone) Generation() uint64 { return z.generation }
+
+// File returns the file the zone was read from, if any.
+func (z *Zone) File() string { return z.file }
+
+// Records returns how many resource records the zone holds.
+func (z *Zone) Records() int { return z.records }
+
+// Names returns how many owner names the zone holds, empty non-terminals included.
+func (z *Zone) Names() int { return len(z.nodes) }
+
+func (n *node) get(t uint16) *rrset {
+	for i := range n.rrsets {
+		if n.rrsets[i].typ == t {
+			return &n.rrsets[i]
+		}
+	}
+	return nil
+}
+
+// hasData reports whether the node owns records other than signatures and the NSEC chain.
+func (n *node) hasData() bool {
+	for i := range n.rrsets {
+		if t := n.rrsets[i].typ; t != dns.TypeNSEC && t != dns.TypeRRSIG {
+			return true
+		}
+	}
+	return false
+}
