@@ -60,39 +60,30 @@ type lookup struct {
 func (l *lookup) run(name, k string) {
 	z := l.z
 	for {
-		n, exact := z.find(k)
-
-		// A cut strictly above the name, or at its closest encloser when the
-		// name is below it, ends authority: referral or DNAME substitution.
-		cut := n.cut
-		if exact && n.parent != nil {
-			cut = n.parent.cut
-		}
-		if cut != nil {
-			if cut.delegation {
-				l.referral(cut)
+		class, n := z.classify(k)
+		src, ce, wildcard := n, n, false
+		switch class {
+		case BelowCut:
+			if n.delegation {
+				l.referral(n)
 				return
 			}
-			next, nk, ok := l.dname(cut, name, k)
+			next, nk, ok := l.dname(n, name, k)
 			if !ok {
 				return
 			}
 			name, k = next, nk
 			continue
-		}
-		if exact && n.delegation && l.qtype != dns.TypeDS {
-			l.referral(n)
-			return
-		}
-
-		src, ce := n, n
-		wildcard := false
-		if !exact {
-			if n.wildcard == nil {
-				l.nxdomain(k, n)
+		case Delegation:
+			if l.qtype != dns.TypeDS {
+				l.referral(n)
 				return
 			}
-			src, wildcard = n.wildcard, true
+		case Nonexistent:
+			l.nxdomain(k, n)
+			return
+		case Wildcard:
+			src, wildcard = z.wildcardOf(n), true
 		}
 
 		if cname := src.get(dns.TypeCNAME); cname != nil && l.qtype != dns.TypeCNAME && l.qtype != dns.TypeANY && l.qtype != dns.TypeRRSIG {
@@ -169,16 +160,11 @@ func (l *lookup) seen(n *node) bool {
 	return false
 }
 
-func (z *Zone) find(k string) (n *node, exact bool) {
-	if n := z.nodes[k]; n != nil {
-		return n, true
-	}
-	for p := parentKey(k); len(p) > len(z.originKey); p = parentKey(p) {
-		if n := z.nodes[p]; n != nil {
-			return n, false
-		}
-	}
-	return z.apex, false
+// wildcardOf returns the node "*." + n's name; n.hasWildcard says it exists.
+func (z *Zone) wildcardOf(n *node) *node {
+	var buf [maxName + 3]byte
+	b := append(append(buf[:0], 1, '*'), n.key...)
+	return z.nodes[string(b)]
 }
 
 // put appends an RRset under owner (the question's case for the name asked,
@@ -373,7 +359,7 @@ func (l *lookup) additional(s *rrset) {
 func (l *lookup) proveMissingGlue(t *node) {
 	var p proof
 	if l.z.nsec3 != nil {
-		p.addNSEC3(t.nsec3)
+		p.addNSEC3(l.z.findNSEC3(t.nsec3Hash))
 	} else {
 		p.addNSEC(t)
 	}

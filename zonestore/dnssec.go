@@ -85,16 +85,18 @@ func (p *proof) has(x any) bool {
 
 // closestProvable walks up from n to the nearest name that has an NSEC3 (with
 // opt-out, names only above insecure delegations may have none), and returns
-// it with the key of its child on the way to k: the next closer name.
-func (z *Zone) closestProvable(n *node, k string) (*node, string) {
-	for n.nsec3 == nil && n.parent != nil {
-		n = n.parent
+// it and its NSEC3, with the key of its child on the way to k: the next closer name.
+func (z *Zone) closestProvable(n *node, k string) (*node, *nsec3Node, string) {
+	n3 := z.findNSEC3(n.nsec3Hash)
+	for n3 == nil && n != z.apex {
+		n = z.nodes[parentKey(n.key)]
+		n3 = z.findNSEC3(n.nsec3Hash)
 	}
 	next := k
 	for p := k; len(p) > len(n.key); p = parentKey(p) {
 		next = p
 	}
-	return n, next
+	return n, n3, next
 }
 
 // denyName proves that the name k does not exist, below its closest encloser
@@ -103,8 +105,8 @@ func (z *Zone) closestProvable(n *node, k string) (*node, string) {
 func (p *proof) denyName(k string, ce *node, withWildcard bool) {
 	z := p.z
 	if z.nsec3 != nil {
-		cpe, next := z.closestProvable(ce, k)
-		p.addNSEC3(cpe.nsec3)
+		cpe, n3, next := z.closestProvable(ce, k)
+		p.addNSEC3(n3)
 		p.addNSEC3(z.coverNSEC3(z.hash(next)))
 		if withWildcard {
 			p.addNSEC3(z.coverNSEC3(z.hash(wildcardKey(cpe.key))))
@@ -125,7 +127,7 @@ func (p *proof) denyName(k string, ce *node, withWildcard bool) {
 func (p *proof) expansion(k string, ce *node) {
 	z := p.z
 	if z.nsec3 != nil {
-		_, next := z.closestProvable(ce, k)
+		_, _, next := z.closestProvable(ce, k)
 		p.addNSEC3(z.coverNSEC3(z.hash(next)))
 		return
 	}
@@ -141,12 +143,12 @@ func (p *proof) expansion(k string, ce *node) {
 func (p *proof) noData(n *node) {
 	z := p.z
 	if z.nsec3 != nil {
-		if n.nsec3 != nil {
-			p.addNSEC3(n.nsec3)
+		if n3 := z.findNSEC3(n.nsec3Hash); n3 != nil {
+			p.addNSEC3(n3)
 			return
 		}
-		cpe, next := z.closestProvable(n, n.key)
-		p.addNSEC3(cpe.nsec3)
+		_, n3, next := z.closestProvable(n, n.key)
+		p.addNSEC3(n3)
 		p.addNSEC3(z.coverNSEC3(z.hash(next)))
 		return
 	}

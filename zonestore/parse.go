@@ -4,6 +4,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 
 	"github.com/miekg/dns"
 )
@@ -29,10 +32,24 @@ func Parse(r io.Reader, origin, file string) (*Zone, error) {
 		}
 	}
 	if err := zp.Err(); err != nil {
-		return nil, &Error{Origin: b.origin, File: file, Reason: err.Error()}
+		return nil, parseError(b.origin, file, err)
 	}
 	return b.Build()
 }
+
+// parseError turns the zone parser's error into an Error with its line.
+// miekg/dns keeps the line unexported, in the message "... at line: L:C".
+func parseError(origin, file string, err error) *Error {
+	msg := strings.TrimPrefix(err.Error(), file+": ")
+	e := &Error{Origin: origin, File: file, Reason: msg}
+	if m := lineInMessage.FindStringSubmatch(msg); m != nil {
+		e.Line, _ = strconv.Atoi(m[1])
+		e.Reason = strings.TrimSuffix(msg, m[0])
+	}
+	return e
+}
+
+var lineInMessage = regexp.MustCompile(` at line: (\d+):\d+$`)
 
 // ParseFile opens and parses a zone file.
 func ParseFile(path, origin string) (*Zone, error) {

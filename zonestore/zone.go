@@ -30,7 +30,9 @@ type Zone struct {
 	records int // RRs held, for metrics and tests
 }
 
-// node is one owner name of a zone.
+// node is one owner name of a zone. Nodes refer to other nodes by key, never
+// by pointer, so that a new version shares every node its edit did not touch
+// (see Zone.Edit): a pointer would pin the old version of its target.
 type node struct {
 	name    string // owner as written in the zone file (original case)
 	key     string // wire key
@@ -38,20 +40,27 @@ type node struct {
 	rrsets  []rrset
 	allSigs rrset // every RRSIG at this name, as one RRset of type RRSIG (for ANY)
 
-	parent   *node
-	wildcard *node // the node "*." + this name, if the zone has one
+	// cut is the key of the topmost node at or above this one (the apex
+	// excluded) where authority ends: a delegation (NS) or a DNAME. Names
+	// below it are answered by referral or substitution; "" if none.
+	cut string
 
-	// cut is the topmost node at or above this one (the apex excluded) where
-	// authority ends: a delegation (NS) or a DNAME. Names below it are
-	// answered by referral or substitution, computed once at build time.
-	cut *node
+	children    int32 // immediate child names, for removing empty non-terminals
+	ent         bool  // an empty non-terminal: exists only because names below it do
+	delegation  bool  // owns NS and is not the apex
+	dname       bool
+	belowCut    bool // glue or occluded data: not authoritative
+	hasWildcard bool // the zone holds "*." + this name
 
-	ent        bool // an empty non-terminal: exists only because names below it do
-	delegation bool // owns NS and is not the apex
-	dname      bool
-	belowCut   bool // glue or occluded data: not authoritative
+	nsec3Hash string // this name's NSEC3 hash, when the zone has an NSEC3 chain
+}
 
-	nsec3 *nsec3Node // the NSEC3 whose hashed owner is this name's hash
+// cutAbove returns the key of the topmost cut strictly above n, or "".
+func (n *node) cutAbove() string {
+	if n.cut == n.key {
+		return ""
+	}
+	return n.cut
 }
 
 // rrset is the records of one type at one name, with the signatures that cover them.

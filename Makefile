@@ -1,0 +1,51 @@
+# ontime: a custom CoreDNS build for authoritative DNS.
+#   make run    build and serve Corefile.example on 127.0.0.1:1053
+#   make test   install what the tests need (Knot DNS, dig) and run every test
+
+GO      ?= go
+VERSION ?= 0.1.0
+LDFLAGS := -X main.Version=$(VERSION)
+SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT     := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
+FUZZTIME ?= 30s
+
+.PHONY: all build run test test-deps bench bench-deps fuzz generate clean
+
+all: build
+
+build:
+	$(GO) build -ldflags "$(LDFLAGS)" -o coredns ./cmd/coredns
+
+run: build
+	./coredns -conf Corefile.example
+
+generate:
+	$(GO) generate ./...
+
+# Knot DNS is the reference the conformance suite compares with; dig is what
+# the README's examples use.
+test-deps:
+	@command -v knotd >/dev/null && command -v dig >/dev/null || \
+		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot dnsutils >/dev/null; }
+
+test: test-deps
+	$(GO) vet ./...
+	ONTIME_REQUIRE_KNOT=1 $(GO) test -count=1 -timeout 20m ./...
+	$(GO) test -count=1 -race -timeout 20m ./zonestore/
+
+bench-deps:
+	@command -v knotd >/dev/null && command -v dnsperf >/dev/null || \
+		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot dnsperf >/dev/null; }
+
+# Go benchmarks of the libraries, then the loopback load test (bench/README.md).
+bench: bench-deps build
+	$(GO) test -run XXX -bench . -benchmem ./zonestore/
+	bash bench/load.sh
+
+fuzz:
+	$(GO) test -run XXX -fuzz FuzzParse -fuzztime $(FUZZTIME) ./zonestore/
+	$(GO) test -run XXX -fuzz FuzzLookup -fuzztime $(FUZZTIME) ./zonestore/
+
+clean:
+	rm -f coredns
+	rm -rf bench/out

@@ -1,0 +1,139 @@
+package zonestore
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+const head = `$ORIGIN example.org.
+$TTL 3600
+@ SOA ns1 hostmaster 1 7200 3600 1209600 300
+@ NS ns1
+ns1 A 192.0.2.53
+`
+
+func parse(t testing.TB, text string) (*Zone, error) {
+	t.Helper()
+	return Parse(strings.NewReader(text), "example.org.", "db.example.org")
+}
+
+// TestBuildRefusesInvalidZones: a zone no server may serve is never built,
+// and the error names the file, the line where there is one, and the reason.
+func TestBuildRefusesInvalidZones(t *testing.T) {
+	for _, tc := range []struct {
+		name, zone, want string
+		line             int
+	}{
+		{"no SOA", "$ORIGIN example.org.\n@ 3600 NS ns1\nns1 3600 A 192.0.2.1\n", "no SOA record at the apex", 0},
+		{"bad TTL", head + "www 3x A 192.0.2.1\n", "3x", 6},
+		{"bad address", head + "www A 192.0.2.300\n", "192.0.2.300", 6},
+		{"out of zone", head + "www.example.com. A 192.0.2.1\n", `out-of-zone record "www.example.com."`, 6},
+		{"CNAME and other data", head + "www A 192.0.2.1\nwww CNAME ns1\n", `"www.example.org." has a CNAME beside A data`, 0},
+		{"two CNAMEs", head + "www CNAME ns1\nwww CNAME @\n", "2 CNAME records", 0},
+		{"CNAME at apex", head + "@ CNAME ns1\n", "beside", 0},
+		{"glue missing", head + "sub NS ns.sub\n", `glue missing: NS "ns.sub.example.org."`, 0},
+		{"apex NS without address", head + "@ NS ns2\n", `glue missing: NS "ns2.example.org."`, 0},
+		{"two DNAMEs", head + "d DNAME a.example.\nd DNAME b.example.\n", "2 DNAME records", 0},
+		{"RRSIG without its RRset", head + "www RRSIG A 13 3 3600 20460101000000 20260101000000 1 example.org. AAAA\n", "covers A", 6},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			z, err := parse(t, tc.zone)
+			if err == nil {
+				t.Fatalf("built a zone with %d names, want an error", z.Names())
+			}
+			if !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), `"db.example.org"`) {
+				t.Fatalf("error %q does not say %q and the file", err, tc.want)
+			}
+			var ze *Error
+			if !errors.As(err, &ze) {
+				t.Fatalf("error %T is not a *zonestore.Error", err)
+			}
+			if tc.line != 0 && ze.Line != tc.line {
+				t.Fatalf("error %q at line %d, want line %d", err, ze.Line, tc.line)
+			}
+		})
+	}
+}
+
+func TestBuildAcceptsSiblingGlueAndOutOfZoneNS(t *testing.T) {
+	_, err := parse(t, head+"a NS ns1\nb NS ns.example.net.\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestEditKeepsDerivedStateRight edits a zone in ways that move what Build
+// precomputes: a delegation over existing names, a removed name that leaves
+// an empty non-terminal, a wildcard that comes and goes.
+func TestEditKeepsDerivedStateRight(t *testing.T) {
+	z, err := parse(t, head+"host.deep.sub A 192.0.2.1\nwww A 192.0.2.2\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	expect := func(z *Zone, name string, qtype uint16, rcode int, aa bool, nAnswer int) {
+		t.Helper()
+		r := z.Lookup(name, qtype, false)
+		if r.Rcode != rcode || r.Authoritative != aa || len(r.Answer) != nAnswer {
+			t.Fatalf("serial %d %s %s: rcode %s aa %v answers %d, want %s %v %d", z.Serial(), name, dns.TypeToString[qtype],
+				dns.RcodeToString[r.Rcode], r.Authoritative, len(r.Answer), dns.RcodeToString[rcode], aa, nAnswer)
+		}
+	}
+	expect(z, "deep.sub.example.org.", dns.TypeA, dns.RcodeSuccess, true, 0) // empty non-terminal
+
+	rr := func(s string) dns.RR {
+		r, err := dns.NewRR(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	step := func(z *Zone, serial uint32, del []string, add []string) *Zone {
+		t.Helper()
+		b := z.Edit()
+		must(t, b.Delete(soaRR("example.org.", z.Serial())))
+		must(t, b.Add(soaRR("example.org.", serial), 0))
+		for _, s := range del {
+			must(t, b.Delete(rr(s)))
+		}
+		for _, s := range add {
+			must(t, b.Add(rr(s), 0))
+		}
+		next, err := b.Build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return next
+	}
+
+	// A delegation above existing names turns them into glue-level data.
+	z2 := step(z, 2, nil, []string{"sub.example.org. 3600 NS ns.example.net."})
+	expect(z2, "host.deep.sub.example.org.", dns.TypeA, dns.RcodeSuccess, false, 0)
+	expect(z, "host.deep.sub.example.org.", dns.TypeA, dns.RcodeSuccess, true, 1) // the old version is unchanged
+
+	// Removing it gives them back; removing the only name below an empty
+	// non-terminal removes the non-terminal.
+	z3 := step(z2, 3, []string{"sub.example.org. 3600 NS ns.example.net.", "host.deep.sub.example.org. 3600 A 192.0.2.1"}, nil)
+	expect(z3, "deep.sub.example.org.", dns.TypeA, dns.RcodeNameError, true, 0)
+	expect(z3, "sub.example.org.", dns.TypeA, dns.RcodeNameError, true, 0)
+
+	// A wildcard comes and goes.
+	z4 := step(z3, 4, nil, []string{"*.example.org. 300 A 192.0.2.9"})
+	expect(z4, "nothere.example.org.", dns.TypeA, dns.RcodeSuccess, true, 1)
+	z5 := step(z4, 5, []string{"*.example.org. 300 A 192.0.2.9"}, nil)
+	expect(z5, "nothere.example.org.", dns.TypeA, dns.RcodeNameError, true, 0)
+	expect(z5, "www.example.org.", dns.TypeA, dns.RcodeSuccess, true, 1)
+
+	// A broken edit is refused and the version it came from still serves.
+	b := z5.Edit()
+	must(t, b.Add(rr("www.example.org. 300 CNAME ns1.example.org."), 0))
+	if _, err := b.Build(); err == nil {
+		t.Fatal("an edit that puts a CNAME beside an A built")
+	}
+	expect(z5, "www.example.org.", dns.TypeA, dns.RcodeSuccess, true, 1)
+	if err := z5.Edit().Delete(rr("nothere.example.org. 300 A 192.0.2.1")); err == nil {
+		t.Fatal("deleting a record the zone does not hold succeeded")
+	}
+}

@@ -1,0 +1,5 @@
+//go:build race
+
+package zonestore
+
+const raceEnabled = true
