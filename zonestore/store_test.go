@@ -73,10 +73,14 @@ func BenchmarkFind(b *testing.B) {
 			idx[z.originKey] = sl
 		}
 		s.index.Store(&idx)
+		names := make([]string, 4096)
+		for i := range names {
+			names[i] = fmt.Sprintf("www.host.zone%d.example.", (i*7919)%n)
+		}
 		b.Run(fmt.Sprintf("zones=%d", n), func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				if s.Find(fmt.Sprintf("www.host.zone%d.example.", i%n)) == nil {
+				if s.Find(names[i%len(names)]) == nil {
 					b.Fatal("not found")
 				}
 			}
