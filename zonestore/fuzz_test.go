@@ -1,0 +1,61 @@
+package zonestore
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// FuzzParse feeds arbitrary zone file text through the parser and builder:
+// it must return a zone or an error, never panic, and a zone it builds must
+// answer any name in it without panicking.
+func FuzzParse(f *testing.F) {
+	f.Add(head + "www A 192.0.2.1\n*.w CNAME www\nd DNAME x.example.\nsub NS ns.sub\nns.sub A 192.0.2.2\n")
+	f.Add(head + "a.b.c TXT \"x\"\n")
+	if b, err := os.ReadFile("../testdata/zones/nsec3.test.zone"); err == nil {
+		f.Add(string(b))
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		z, err := Parse(strings.NewReader(text), "example.org.", "fuzz")
+		if err != nil {
+			return
+		}
+		for _, n := range z.nodes {
+			for _, qt := range []uint16{dns.TypeA, dns.TypeANY, dns.TypeDS, dns.TypeRRSIG} {
+				z.Lookup(n.name, qt, true)
+			}
+			z.Lookup("nx."+n.name, dns.TypeA, true)
+		}
+	})
+}
+
+// FuzzLookup asks the conformance zones arbitrary names and types, with and
+// without DO: never a panic, and every answer has a valid rcode.
+func FuzzLookup(f *testing.F) {
+	var zones []*Zone
+	for _, o := range []string{"example.org", "signed.test", "nsec3.test"} {
+		z, err := ParseFile("../testdata/zones/"+o+".zone", o)
+		if err != nil {
+			f.Fatal(err)
+		}
+		zones = append(zones, z)
+	}
+	f.Add("www.example.org.", uint16(dns.TypeA), false)
+	f.Add(`a.b.dname.signed.test.`, uint16(dns.TypeCNAME), true)
+	f.Add(`x.\000.wild.nsec3.test.`, uint16(dns.TypeANY), true)
+	f.Fuzz(func(t *testing.T, name string, qtype uint16, do bool) {
+		for _, z := range zones {
+			if !strings.HasSuffix(strings.ToLower(name), z.Origin()) {
+				continue
+			}
+			r := z.Lookup(name, qtype, do)
+			switch r.Rcode {
+			case dns.RcodeSuccess, dns.RcodeNameError, dns.RcodeServerFailure, dns.RcodeYXDomain:
+			default:
+				t.Fatalf("%q %d: rcode %d", name, qtype, r.Rcode)
+			}
+		}
+	})
+}
