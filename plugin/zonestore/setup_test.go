@@ -1,0 +1,60 @@
+package zonestore
+
+import (
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coredns/caddy"
+)
+
+// TestSetupTakesFileSyntax: every form stock file accepts is accepted, with
+// the same meaning, and the same mistakes are refused.
+func TestSetupTakesFileSyntax(t *testing.T) {
+	// Relative names, no $ORIGIN: one file can serve several origins.
+	zone := t.TempDir() + "/db.any"
+	if err := os.WriteFile(zone, []byte("@ 300 SOA ns1 hm 1 2 3 4 5\n@ 300 NS ns1\nns1 300 A 192.0.2.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		input    string
+		origins  []string
+		interval time.Duration
+		byMtime  bool
+	}{
+		{"zonestore " + zone, []string{"example.org."}, time.Minute, false},
+		{"zonestore " + zone + " example.org", []string{"example.org."}, time.Minute, false},
+		{"zonestore " + zone + " example.org example.net", []string{"example.org.", "example.net."}, time.Minute, false},
+		{"zonestore " + zone + " {\n reload 5s\n}", []string{"example.org."}, 5 * time.Second, false},
+		{"zonestore " + zone + " {\n reload 0\n reload_by_mtime\n upstream\n fallthrough\n}", []string{"example.org."}, 0, true},
+		{"zonestore /nonexistent/db.example.org", []string{"example.org."}, time.Minute, false}, // retried, as file does
+	} {
+		c := caddy.NewTestController("dns", tc.input)
+		c.ServerBlockKeys = []string{"example.org."}
+		h, sources, err := parse(c)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.input, err)
+		}
+		if strings.Join(h.origins, " ") != strings.Join(tc.origins, " ") || len(sources) != len(tc.origins) {
+			t.Fatalf("%q: origins %v, want %v", tc.input, h.origins, tc.origins)
+		}
+		if sources[0].interval != tc.interval || sources[0].byMtime != tc.byMtime {
+			t.Fatalf("%q: reload %v by mtime %v", tc.input, sources[0].interval, sources[0].byMtime)
+		}
+	}
+	for _, bad := range []string{
+		"zonestore",
+		"zonestore " + zone + " {\n reload\n}",
+		"zonestore " + zone + " {\n reload 5x\n}",
+		"zonestore " + zone + " {\n reload -1s\n}",
+		"zonestore " + zone + " {\n nonsense\n}",
+		"zonestore /nonexistent/db.example.org {\n reload 0\n}", // a missing file that is never retried is fatal
+	} {
+		c := caddy.NewTestController("dns", bad)
+		c.ServerBlockKeys = []string{"example.org."}
+		if _, _, err := parse(c); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+}
