@@ -19,7 +19,7 @@ out=bench/out
 mkdir -p "$out"
 
 for tool in dnsperf taskset; do command -v $tool >/dev/null || { echo "need $tool (make bench installs dnsperf)"; exit 1; }; done
-[ -x ./coredns ] || go build -o coredns ./cmd/coredns
+go build -o coredns ./cmd/coredns
 go build -o "$out/coredns-stock" github.com/coredns/coredns
 go run ./bench/genzone -hosts "$HOSTS" -zone "$out/db.bench" -queries "$out/queries.txt"
 
