@@ -19,19 +19,6 @@ func BenchmarkEdit170k(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	for v := 2; b.Loop(); v++ {
-		e := cur.Edit()
-		must(b, e.Delete(soaRR(origin, uint32(v-1))))
-		must(b, e.Add(soaRR(origin, uint32(v)), 0))
-		for _, n := range versionNames(v-1, origin) {
-			must(b, e.Delete(txtRR(n)))
-		}
-		for _, n := range versionNames(v, origin) {
-			must(b, e.Add(txtRR(n), 0))
-		}
-		next, err := e.Build()
-		if err != nil {
-			b.Fatal(err)
-		}
-		cur = next
+		cur = nextVersion(b, cur, v, origin)
 	}
 }

@@ -42,3 +42,23 @@ func genZone(tb testing.TB, origin string, n int, serial uint32, extra ...string
 }
 
 func hostName(i int, origin string) string { return fmt.Sprintf("h%d.d%d.%s", i, i%100, origin) }
+
+// nextVersion edits cur into version v of the swapped zone: a new SOA serial,
+// version v-1's changing names out and version v's in.
+func nextVersion(tb testing.TB, cur *Zone, v int, origin string) *Zone {
+	tb.Helper()
+	b := cur.Edit()
+	must(tb, b.Delete(soaRR(origin, uint32(v-1))))
+	must(tb, b.Add(soaRR(origin, uint32(v)), 0))
+	for _, n := range versionNames(v-1, origin) {
+		must(tb, b.Delete(txtRR(n)))
+	}
+	for _, n := range versionNames(v, origin) {
+		must(tb, b.Add(txtRR(n), 0))
+	}
+	next, err := b.Build()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return next
+}

@@ -90,19 +90,7 @@ func TestSwapUnderLoad(t *testing.T) {
 	}
 
 	for v := 2; v <= swaps+1; v++ {
-		b := cur.Edit()
-		must(t, b.Delete(soaRR(origin, uint32(v-1))))
-		must(t, b.Add(soaRR(origin, uint32(v)), 0))
-		for _, n := range versionNames(v-1, origin) {
-			must(t, b.Delete(txtRR(n)))
-		}
-		for _, n := range versionNames(v, origin) {
-			must(t, b.Add(txtRR(n), 0))
-		}
-		next, err := b.Build()
-		if err != nil {
-			t.Fatal(err)
-		}
+		next := nextVersion(t, cur, v, origin)
 		if err := store.Publish(cur, next, false); err != nil {
 			t.Fatal(err)
 		}
