@@ -161,6 +161,9 @@ func (l *lookup) seen(n *node) bool {
 }
 
 // wildcardOf returns the node "*." + n's name; n.hasWildcard says it exists.
+// Out of line for the same reason as key.
+//
+//go:noinline
 func (z *Zone) wildcardOf(n *node) *node {
 	var buf [maxName + 3]byte
 	b := append(append(buf[:0], 1, '*'), n.key...)

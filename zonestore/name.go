@@ -71,7 +71,11 @@ func appendKey(dst []byte, name string) ([]byte, error) {
 	return dst, nil
 }
 
-// key returns the lookup key of a presentation name.
+// key returns the lookup key of a presentation name. It is kept out of line
+// so that its buffer is on the stack only while it runs: inlined, it made the
+// frames of the answer path larger and fresh goroutine stacks grow more often.
+//
+//go:noinline
 func key(name string) (string, error) {
 	var buf [maxName + 1]byte
 	b, err := appendKey(buf[:0], name)
