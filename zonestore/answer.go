@@ -32,15 +32,25 @@ func (z *Zone) Lookup(qname string, qtype uint16, do bool) Response {
 
 // LookupInto is Lookup appending into res, whose slices a caller may reuse.
 func (z *Zone) LookupInto(res *Response, qname string, qtype uint16, do bool) {
+	n, err := NewName(qname)
+	if err != nil {
+		res.Rcode = dns.RcodeServerFailure
+		return
+	}
+	z.Answer(res, n, qtype, do)
+}
+
+// Answer is LookupInto for a name prepared with NewName (and found with
+// Store.FindName), so a query computes its key once.
+func (z *Zone) Answer(res *Response, n Name, qtype uint16, do bool) {
 	res.Rcode, res.Authoritative = dns.RcodeSuccess, true
 	do = do && z.signed
-	k, err := key(qname)
-	if err != nil || !subdomainKey(k, z.originKey) {
+	if !subdomainKey(n.key, z.originKey) {
 		res.Rcode = dns.RcodeServerFailure
 		return
 	}
 	l := lookup{z: z, res: res, do: do, qtype: qtype, proof: proof{z: z}}
-	l.run(qname, k)
+	l.run(n.text, n.key)
 	if len(l.proof.rrs) > 0 {
 		res.Ns = append(res.Ns, l.proof.rrs...)
 	}
@@ -109,7 +119,7 @@ func (l *lookup) run(name, k string) {
 			return
 		}
 		if l.qtype == dns.TypeRRSIG {
-			l.putSigs(&l.res.Answer, s, name)
+			l.res.Answer = appendOwned(l.res.Answer, s.sigs, name)
 		} else {
 			l.put(&l.res.Answer, s, name)
 		}
@@ -177,10 +187,6 @@ func (l *lookup) put(sec *[]dns.RR, s *rrset, owner string) {
 	if l.do {
 		*sec = appendOwned(*sec, s.sigs, owner)
 	}
-}
-
-func (l *lookup) putSigs(sec *[]dns.RR, s *rrset, owner string) {
-	*sec = appendOwned(*sec, s.sigs, owner)
 }
 
 // appendOwned appends rrs, copying only those whose owner is not spelled as

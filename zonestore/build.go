@@ -386,12 +386,12 @@ func (b *Builder) link(z *Zone) {
 	for _, n := range fresh {
 		for k := n.key; k != b.originKey; {
 			pk := parentKey(k)
-			p, existed := b.nodes[pk], b.nodes[pk] != nil
-			p = b.mutable(pk, presentation(pk), true)
-			p.children++
-			if existed {
+			if b.nodes[pk] != nil {
+				b.mutable(pk, "", false).children++
 				break
 			}
+			p := b.mutable(pk, presentation(pk), true)
+			p.children++
 			p.ent = true
 			k = pk
 		}

@@ -99,14 +99,6 @@ func labelCount(k string) int {
 	return n
 }
 
-// firstLabel returns the first label of a wire key, without its length octet.
-func firstLabel(k string) string {
-	if len(k) == 0 || k[0] == 0 {
-		return ""
-	}
-	return k[1 : 1+int(k[0])]
-}
-
 // appendSortKey appends a key whose byte order is the canonical DNS name order
 // of RFC 4034 section 6.1: labels from the root down, each compared as lowercase
 // octets, a shorter label first. Each label is written with 0x00 escaped as

@@ -39,18 +39,36 @@ func NewStore() *Store {
 	return s
 }
 
+// Name is a query name prepared once for a query: as asked (its case is
+// kept in answers) and as its lookup key, which both Store.FindName and
+// Zone.Answer use, so the key is computed once per query.
+type Name struct {
+	text string
+	key  string
+}
+
+// NewName prepares qname; it fails for a name that is not a valid domain name.
+func NewName(qname string) (Name, error) {
+	k, err := key(qname)
+	return Name{text: qname, key: k}, err
+}
+
 // Find returns the current version of the zone that holds qname: the
 // longest origin that qname is at or below. It costs one map lookup per label
 // of qname, whatever the number of zones.
 func (s *Store) Find(qname string) *Zone {
-	var buf [maxName + 1]byte
-	kb, err := appendKey(buf[:0], qname)
+	n, err := NewName(qname)
 	if err != nil {
 		return nil
 	}
+	return s.FindName(n)
+}
+
+// FindName is Find for a prepared name.
+func (s *Store) FindName(n Name) *Zone {
 	idx := *s.index.Load()
-	for k := kb; ; k = k[1+int(k[0]):] {
-		if sl := idx[string(k)]; sl != nil {
+	for k := n.key; ; k = parentKey(k) {
+		if sl := idx[k]; sl != nil {
 			if z := sl.cur.Load(); z != nil {
 				return z
 			}
@@ -71,18 +89,6 @@ func (s *Store) Get(origin string) *Zone {
 		return sl.cur.Load()
 	}
 	return nil
-}
-
-// Origins returns the origins of the zones that have a version published.
-func (s *Store) Origins() []string {
-	idx := *s.index.Load()
-	out := make([]string, 0, len(idx))
-	for _, sl := range idx {
-		if sl.cur.Load() != nil {
-			out = append(out, sl.origin)
-		}
-	}
-	return out
 }
 
 // Publish makes z the current version of its zone, replacing old, which must

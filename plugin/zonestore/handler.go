@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/pkg/fall"
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/zonestore"
@@ -12,7 +13,7 @@ import (
 // Handler answers queries for the zones of its server block from a zonestore.Store.
 type Handler struct {
 	Next    plugin.Handler
-	Fall    fallF
+	Fall    fall.F
 	store   *zonestore.Store
 	origins []string
 }
@@ -23,7 +24,11 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return h.reply(w, r, dns.RcodeFormatError)
 	}
 	q := r.Question[0]
-	z := h.store.Find(q.Name)
+	var z *zonestore.Zone
+	name, err := zonestore.NewName(q.Name)
+	if err == nil {
+		z = h.store.FindName(name)
+	}
 	if z == nil {
 		// Not ours (or not loaded yet): as stock file, the next plugin may know it.
 		if h.Next == nil {
@@ -43,7 +48,8 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 
 	opt := r.IsEdns0()
 	do := opt != nil && opt.Do()
-	res := z.Lookup(q.Name, q.Qtype, do)
+	var res zonestore.Response
+	z.Answer(&res, name, q.Qtype, do)
 
 	if res.Rcode == dns.RcodeNameError && len(res.Answer) == 0 && h.Fall.Through(q.Name) {
 		return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)

@@ -12,7 +12,6 @@ import (
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
-	"github.com/coredns/coredns/plugin/pkg/fall"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 
 	"github.com/ontimedns/ontime/zonestore"
@@ -109,5 +108,3 @@ func parse(c *caddy.Controller) (*Handler, []*source, error) {
 	}
 	return h, sources, nil
 }
-
-type fallF = fall.F
