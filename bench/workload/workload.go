@@ -53,7 +53,13 @@ func Queries(n, m int) []Query {
 	for len(qs) < m {
 		x = x*1664525 + 1013904223
 		i := int(x>>8) % n
-		q := func(name, t string) { qs = append(qs, Query{name + "." + Origin, t}) }
+		q := func(name, t string) {
+			if name == "" {
+				qs = append(qs, Query{Origin, t}) // the apex
+				return
+			}
+			qs = append(qs, Query{name + "." + Origin, t})
+		}
 		switch x % 20 {
 		case 0, 1, 2, 3, 4, 5:
 			q(fmt.Sprintf("host%d", i), "A")
