@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Loopback load test: ontime's zonestore against stock CoreDNS's file plugin
-# (built from the same module versions) and Knot DNS, on the same generated
-# zone and query mix, in one run, rounds interleaved. Each server is pinned to
-# CPU 0 (GOMAXPROCS=1 for the Go servers), dnsperf to CPU 1.
+# (built from the same module versions), stock CoreDNS with whoami (a plugin
+# that looks nothing up: the ceiling for any plugin on CoreDNS's own server)
+# and Knot DNS, on the same generated zone and query mix, in one run, rounds
+# interleaved. Each server is pinned to CPU 0 (GOMAXPROCS=1 for the Go
+# servers), dnsperf to CPU 1.
 #
 #   bash bench/load.sh            # 3 rounds of 10 s per server
 #   ROUNDS=1 SECONDS_PER_RUN=5 bash bench/load.sh
@@ -14,7 +16,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 SECS=${SECONDS_PER_RUN:-10}
 HOSTS=${HOSTS:-50000}
-SERVERS=${SERVERS:-"zonestore file knot"}
+SERVERS=${SERVERS:-"zonestore whoami file knot"}
 out=bench/out
 mkdir -p "$out"
 
@@ -32,10 +34,14 @@ start_server() { # name -> starts it on $port, sets $pid
 	local name=$1 dir="$out/$1"
 	mkdir -p "$dir"
 	case $name in
-	zonestore|file)
+	zonestore|file|whoami)
 		local bin=./coredns
-		[ "$name" = file ] && bin="$out/coredns-stock"
-		printf '.:%d {\n    bind 127.0.0.1\n    %s %s %s\n}\n' "$port" "$name" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
+		[ "$name" != zonestore ] && bin="$out/coredns-stock"
+		if [ "$name" = whoami ]; then # the ceiling: answers without looking anything up
+			printf '.:%d {\n    bind 127.0.0.1\n    whoami\n}\n' "$port" > "$dir/Corefile"
+		else
+			printf '.:%d {\n    bind 127.0.0.1\n    %s %s %s\n}\n' "$port" "$name" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
+		fi
 		GOMAXPROCS=1 taskset -c 0 "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
 		;;
 	knot)
