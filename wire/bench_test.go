@@ -1,0 +1,106 @@
+package wire
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// benchMessages are the messages the encoder is measured on, beside
+// miekg/dns's PackBuffer of the same message. size is the limit each is
+// encoded under (Scrub's for miekg/dns).
+func benchMessages() []struct {
+	name string
+	m    *dns.Msg
+	size int
+} {
+	small := withReply("www.example.org.", dns.TypeA, rrs("www.example.org. 300 IN A 192.0.2.1"),
+		rrs("example.org. 3600 IN NS ns1.example.org.", "example.org. 3600 IN NS ns2.example.org."),
+		rrs("ns1.example.org. 3600 IN A 192.0.2.53", "ns2.example.org. 3600 IN A 192.0.2.54"))
+	small.SetEdns0(1232, false)
+	syn := synthetic()
+	dnssec := syn["DNSSEC answer"].Copy()
+	dnssec.SetEdns0(1232, true)
+	nx := syn["NXDOMAIN with NSEC3 proof"].Copy()
+	nx.SetEdns0(1232, true)
+	deleg := syn["delegation with glue"].Copy()
+	deleg.SetEdns0(1232, false)
+	var big []string
+	for i := 0; i < 60; i++ {
+		big = append(big, fmt.Sprintf("big.example.org. 300 IN TXT \"%s %d\"", strings.Repeat("x", 20), i))
+	}
+	trunc := withReply("big.example.org.", dns.TypeTXT, rrs(big...), nil, nil)
+	trunc.SetEdns0(512, false)
+	return []struct {
+		name string
+		m    *dns.Msg
+		size int
+	}{
+		{"A+2NS+glue", small, 1232},
+		{"DNSSEC", dnssec, 1232},
+		{"NXDOMAIN+NSEC3", nx, 1232},
+		{"delegation", deleg, 1232},
+		{"owner×20", syn["one owner twenty times"], 512},
+		{"50labels", syn["fifty one-character labels"], 1232},
+		{"truncating", trunc, 512},
+	}
+}
+
+func BenchmarkEncode(b *testing.B) {
+	for _, c := range benchMessages() {
+		b.Run(c.name, func(b *testing.B) {
+			e := NewEncoder()
+			buf := make([]byte, 0, dns.MaxMsgSize)
+			b.ReportAllocs()
+			for b.Loop() {
+				var err error
+				if buf, err = e.Encode(buf, c.m, c.size); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(len(buf)))
+		})
+	}
+}
+
+// BenchmarkPackBuffer is the baseline: what CoreDNS does for every
+// response, Truncate (Scrub) then PackBuffer into a reused buffer, with
+// compression on.
+func BenchmarkPackBuffer(b *testing.B) {
+	for _, c := range benchMessages() {
+		b.Run(c.name, func(b *testing.B) {
+			buf := make([]byte, dns.MaxMsgSize)
+			b.ReportAllocs()
+			var out []byte
+			for b.Loop() {
+				m := *c.m // Truncate re-slices the sections of this copy only
+				m.Truncate(c.size)
+				m.Compress = true
+				var err error
+				if out, err = m.PackBuffer(buf); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.SetBytes(int64(len(out)))
+		})
+	}
+}
+
+func TestEncodeDoesNotAllocate(t *testing.T) {
+	e := NewEncoder()
+	buf := make([]byte, 0, dns.MaxMsgSize)
+	for _, c := range benchMessages() {
+		buf, _ = e.Encode(buf, c.m, c.size) // warm the tables
+		n := testing.AllocsPerRun(100, func() {
+			buf, _ = e.Encode(buf, c.m, c.size)
+		})
+		if n != 0 {
+			t.Errorf("%s: %.1f allocations per message", c.name, n)
+		}
+		if _, err := parity(e, c.m, c.size); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}

@@ -1,0 +1,315 @@
+// Package wire encodes DNS messages for the fast path: one append-only pass
+// into a caller's reused buffer, with name compression and truncation in
+// the same pass and no allocation once the encoder is warm.
+//
+// The output unpacks to the same message as miekg/dns's Msg.Pack of the same
+// message, truncated as CoreDNS's request.Scrub would truncate it, and is
+// never longer. The package does not import CoreDNS.
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/maphash"
+
+	"github.com/miekg/dns"
+)
+
+const (
+	headerLen  = 12
+	maxMsgSize = dns.MaxMsgSize // 65535
+	minMsgSize = dns.MinMsgSize // 512
+)
+
+var (
+	errRcode    = errors.New("wire: rcode out of range, or extended rcode without an OPT record")
+	errNilRR    = errors.New("wire: nil RR")
+	errOPT      = errors.New("wire: more than one OPT record, or an OPT record not owned by the root")
+	errRdlength = errors.New("wire: RDATA longer than 65535 octets")
+)
+
+// Encoder encodes messages. It keeps its compression tables and scratch
+// space from one message to the next; it is not safe for concurrent use,
+// so give each goroutine its own (a sync.Pool does).
+type Encoder struct {
+	buf   []byte
+	names names
+
+	// Fallbacks counts the records of the last message whose RDATA went
+	// through miekg/dns because the fast path does not cover their type.
+	Fallbacks int
+
+	scratch []byte // for those records
+	opt     []byte // the OPT record's RDATA, known before the sections
+}
+
+// NewEncoder returns an encoder ready for use.
+func NewEncoder() *Encoder {
+	e := &Encoder{}
+	e.names.init()
+	return e
+}
+
+// Encode appends m, in wire form, to dst[:0] and returns the result. size
+// is the most the message may take, the client's UDP payload size (at least
+// 512) or 65535 for TCP; 0 means 65535. What does not fit is left out by
+// whole RRsets from the end, TC is set, and the OPT record is kept.
+//
+// Encode does not modify m. It fails where miekg/dns's Pack would, and on a
+// message it chooses not to handle (more than one OPT record); the caller
+// then falls back to miekg/dns.
+func (e *Encoder) Encode(dst []byte, m *dns.Msg, size int) ([]byte, error) {
+	if size <= 0 || size > maxMsgSize {
+		size = maxMsgSize
+	}
+	if size < minMsgSize {
+		size = minMsgSize
+	}
+	e.names.reset()
+	e.Fallbacks = 0
+
+	if m.Rcode < 0 || m.Rcode > 0xFFF {
+		return dst[:0], errRcode
+	}
+	opt, err := e.findOPT(m)
+	if err != nil {
+		return dst[:0], err
+	}
+	if opt == nil && m.Rcode > 0xF {
+		return dst[:0], errRcode
+	}
+	budget := size
+	if opt != nil {
+		if err := e.packOPT(opt); err != nil {
+			return dst[:0], err
+		}
+		budget -= 11 + len(e.opt)
+	}
+
+	// The header's place is held by zeros, so that len(e.buf) is always
+	// the offset a compression pointer needs; it is written last.
+	e.buf = append(dst[:0], make([]byte, headerLen)...)
+	for _, q := range m.Question {
+		if err := e.name(q.Name, true); err != nil {
+			return e.buf[:0], err
+		}
+		e.buf = append(e.buf, byte(q.Qtype>>8), byte(q.Qtype), byte(q.Qclass>>8), byte(q.Qclass))
+	}
+
+	// Records go in whole RRsets (an RRSIG with the set it covers); when
+	// one would pass the budget, the message ends before its set.
+	var counts [3]int
+	var mark struct {
+		n      int
+		counts [3]int
+	}
+	truncated := false
+	var prev dns.RR
+sections:
+	for si, sec := range [3][]dns.RR{m.Answer, m.Ns, m.Extra} {
+		prev = nil
+		for _, rr := range sec {
+			if rr == nil {
+				return e.buf[:0], errNilRR
+			}
+			if si == 2 && rr == dns.RR(opt) {
+				continue
+			}
+			if !sameSet(prev, rr) {
+				mark.n, mark.counts = len(e.buf), counts
+			}
+			prev = rr
+			if err := e.rr(rr); err != nil {
+				return e.buf[:0], err
+			}
+			counts[si]++
+			if len(e.buf) > budget {
+				e.buf, counts = e.buf[:mark.n], mark.counts
+				truncated = true
+				break sections
+			}
+		}
+	}
+
+	arcount := counts[2]
+	if opt != nil {
+		e.buf = append(e.buf, 0, byte(dns.TypeOPT>>8), byte(dns.TypeOPT&0xFF), byte(opt.Hdr.Class>>8), byte(opt.Hdr.Class))
+		ttl := opt.Hdr.Ttl&0x00FFFFFF | uint32(m.Rcode>>4)<<24
+		e.buf = binary.BigEndian.AppendUint32(e.buf, ttl)
+		e.buf = binary.BigEndian.AppendUint16(e.buf, uint16(len(e.opt)))
+		e.buf = append(e.buf, e.opt...)
+		arcount++
+	}
+
+	h := e.buf[:headerLen]
+	binary.BigEndian.PutUint16(h[0:], m.Id)
+	binary.BigEndian.PutUint16(h[2:], flags(m, truncated))
+	binary.BigEndian.PutUint16(h[4:], uint16(len(m.Question)))
+	binary.BigEndian.PutUint16(h[6:], uint16(counts[0]))
+	binary.BigEndian.PutUint16(h[8:], uint16(counts[1]))
+	binary.BigEndian.PutUint16(h[10:], uint16(arcount))
+	return e.buf, nil
+}
+
+func flags(m *dns.Msg, truncated bool) uint16 {
+	f := uint16(m.Opcode)<<11 | uint16(m.Rcode&0xF)
+	set := func(b bool, bit uint16) {
+		if b {
+			f |= bit
+		}
+	}
+	set(m.Response, 1<<15)
+	set(m.Authoritative, 1<<10)
+	set(m.Truncated || truncated, 1<<9)
+	set(m.RecursionDesired, 1<<8)
+	set(m.RecursionAvailable, 1<<7)
+	set(m.Zero, 1<<6)
+	set(m.AuthenticatedData, 1<<5)
+	set(m.CheckingDisabled, 1<<4)
+	return f
+}
+
+// findOPT returns the message's OPT record as miekg/dns finds it (the last
+// RR of type OPT in the additional section). A second one is refused: the
+// message is malformed, and truncation could not keep both.
+func (e *Encoder) findOPT(m *dns.Msg) (*dns.OPT, error) {
+	var opt *dns.OPT
+	for _, rr := range m.Extra {
+		if rr == nil || rr.Header().Rrtype != dns.TypeOPT {
+			continue
+		}
+		o, ok := rr.(*dns.OPT)
+		if !ok || opt != nil || o.Hdr.Name != "." {
+			return nil, errOPT
+		}
+		opt = o
+	}
+	return opt, nil
+}
+
+// sameSet says whether rr belongs to the RRset of prev, or is the RRSIG
+// that covers it, so truncation never splits them.
+func sameSet(prev, rr dns.RR) bool {
+	if prev == nil {
+		return false
+	}
+	p, h := prev.Header(), rr.Header()
+	if p.Class != h.Class || !equalName(p.Name, h.Name) {
+		return false
+	}
+	if p.Rrtype == h.Rrtype {
+		return true
+	}
+	sig, ok := rr.(*dns.RRSIG)
+	return ok && h.Rrtype == dns.TypeRRSIG && sig.TypeCovered == p.Rrtype
+}
+
+func equalName(a, b string) bool {
+	if a == b {
+		return true
+	}
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if 'A' <= x && x <= 'Z' {
+			x += 'a' - 'A'
+		}
+		if 'A' <= y && y <= 'Z' {
+			y += 'a' - 'A'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
+}
+
+// rr appends one resource record.
+func (e *Encoder) rr(rr dns.RR) error {
+	h := rr.Header()
+	if err := e.name(h.Name, true); err != nil {
+		return err
+	}
+	e.buf = append(e.buf, byte(h.Rrtype>>8), byte(h.Rrtype), byte(h.Class>>8), byte(h.Class),
+		byte(h.Ttl>>24), byte(h.Ttl>>16), byte(h.Ttl>>8), byte(h.Ttl), 0, 0)
+	start := len(e.buf)
+	covered, err := e.rdata(rr)
+	if err != nil {
+		return err
+	}
+	if !covered {
+		if err := e.fallback(rr, start); err != nil {
+			return err
+		}
+	}
+	n := len(e.buf) - start
+	if n > 0xFFFF {
+		return errRdlength
+	}
+	binary.BigEndian.PutUint16(e.buf[start-2:], uint16(n))
+	return nil
+}
+
+// name appends the domain name s. compress says whether it may end in a
+// pointer: owner names, and names in the RDATA of the RFC 1035 types (RFC
+// 3597, section 4). Every name written is remembered for later ones.
+func (e *Encoder) name(s string, compress bool) error {
+	switch s {
+	case ".":
+		e.buf = append(e.buf, 0)
+		return nil
+	case "":
+		return nil // as miekg/dns: nothing, for RRs of dynamic updates
+	}
+	t := &e.names
+	h := maphash.String(t.seed, s)
+	known := t.findWhole(s, h)
+	if known >= 0 {
+		w := &t.wholes[known]
+		switch {
+		case compress && w.ptr != noPointer:
+			e.buf = append(e.buf, byte(w.ptr>>8)|0xC0, byte(w.ptr))
+			return nil
+		case !compress:
+			e.buf = append(e.buf, t.wires[w.wpos:w.wpos+uint32(w.wlen)]...)
+			return nil
+		}
+		// Known, but written past the pointer limit: its suffixes may still
+		// be reachable.
+	}
+
+	start := len(e.buf)
+	var err error
+	if e.buf, err = appendName(e.buf, s); err != nil {
+		return err
+	}
+	wire := e.buf[start:]
+	nl := t.index(wire)
+	cut, target := nl, 0
+	if compress {
+		for j := 0; j < nl; j++ {
+			if off, ok := t.findSuffix(t.lower[t.labels[j]:len(wire)], t.hashes[j]); ok {
+				cut, target = j, off
+				break
+			}
+		}
+	}
+	if known < 0 {
+		ptr := start
+		if cut == 0 {
+			ptr = target
+		}
+		t.addWhole(s, h, ptr, wire)
+	}
+	if cut == nl {
+		t.register(wire, nl, start)
+		return nil
+	}
+	// The labels before the cut are new here: remember their suffixes, then
+	// point at the rest.
+	t.register(wire, cut, start)
+	e.buf = append(e.buf[:start+int(t.labels[cut])], byte(target>>8)|0xC0, byte(target))
+	return nil
+}

@@ -1,0 +1,335 @@
+package wire
+
+import (
+	"encoding/binary"
+	"errors"
+	"hash/maphash"
+	"strings"
+)
+
+// maxPointer bounds the offsets a compression pointer may hold: 14 bits,
+// the same limit miekg/dns keeps (offsets below 0x4000).
+const maxPointer = 1 << 14
+
+// noPointer marks a name written past maxPointer, which nothing may point to.
+const noPointer = 0xFFFF
+
+var (
+	errFqdn  = errors.New("wire: domain name is not fully qualified")
+	errLabel = errors.New("wire: bad label (empty, or longer than 63 octets)")
+	errLong  = errors.New("wire: domain name longer than 255 octets")
+)
+
+// suffix is one slot of the compression table: a name suffix already in the
+// message, keyed by its lowercased wire form. The key bytes live in
+// Encoder.keys, so a slot holds no pointer and clearing it is a store.
+type suffix struct {
+	hash uint32
+	klen uint16 // 0 marks an empty slot: a key is never empty
+	off  uint16 // where the suffix starts in the message
+	kpos uint32 // key bytes are keys[kpos : kpos+klen]
+}
+
+// whole is one slot of the table of names as the caller spelled them: a
+// name met before is answered from here before it is split or lowercased.
+type whole struct {
+	name string
+	ptr  uint16 // offset of the name in the message, or noPointer
+	wlen uint16 // its wire form, in its own case, is wires[wpos : wpos+wlen]
+	wpos uint32
+}
+
+// names is the compression state of one message. It lives in the Encoder
+// and is cleared, not rebuilt, between messages: only the slots that were
+// used are reset.
+type names struct {
+	seed     maphash.Seed
+	suffixes []suffix
+	nsuffix  int
+	usedS    []uint32
+	wholes   []whole
+	nwhole   int
+	usedW    []uint32
+	keys     []byte
+	wires    []byte
+
+	// Scratch for the name being written: lowercased wire form, label
+	// offsets and the hash of each suffix.
+	lower  [256 + 8]byte // room for the last word of a 255-octet name
+	labels [128]uint8
+	hashes [128]uint32
+}
+
+func (t *names) init() {
+	t.seed = maphash.MakeSeed()
+	t.suffixes = make([]suffix, 256)
+	t.wholes = make([]whole, 64)
+}
+
+// reset forgets the previous message.
+func (t *names) reset() {
+	for _, i := range t.usedS {
+		t.suffixes[i] = suffix{}
+	}
+	for _, i := range t.usedW {
+		t.wholes[i] = whole{}
+	}
+	t.usedS, t.usedW = t.usedS[:0], t.usedW[:0]
+	t.nsuffix, t.nwhole = 0, 0
+	t.keys, t.wires = t.keys[:0], t.wires[:0]
+}
+
+// findWhole returns the slot of name s, or -1.
+func (t *names) findWhole(s string, h uint64) int {
+	mask := uint64(len(t.wholes) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		w := &t.wholes[i]
+		if w.wlen == 0 {
+			return -1
+		}
+		if w.name == s {
+			return int(i)
+		}
+	}
+}
+
+func (t *names) addWhole(s string, h uint64, ptr int, wire []byte) {
+	if 2*(t.nwhole+1) > len(t.wholes) {
+		t.growWholes()
+	}
+	mask := uint64(len(t.wholes) - 1)
+	i := h & mask
+	for t.wholes[i].wlen != 0 {
+		i = (i + 1) & mask
+	}
+	p := uint16(noPointer)
+	if ptr >= 0 && ptr < maxPointer {
+		p = uint16(ptr)
+	}
+	t.wholes[i] = whole{name: s, ptr: p, wlen: uint16(len(wire)), wpos: uint32(len(t.wires))}
+	t.wires = append(t.wires, wire...)
+	t.usedW = append(t.usedW, uint32(i))
+	t.nwhole++
+}
+
+func (t *names) growWholes() {
+	old := t.wholes
+	t.wholes = make([]whole, 2*len(old))
+	t.usedW = t.usedW[:0]
+	mask := uint64(len(t.wholes) - 1)
+	for _, w := range old {
+		if w.wlen == 0 {
+			continue
+		}
+		i := maphash.String(t.seed, w.name) & mask
+		for t.wholes[i].wlen != 0 {
+			i = (i + 1) & mask
+		}
+		t.wholes[i] = w
+		t.usedW = append(t.usedW, uint32(i))
+	}
+}
+
+// findSuffix returns the message offset of the suffix whose lowercased wire
+// form is key.
+func (t *names) findSuffix(key []byte, h uint32) (int, bool) {
+	mask := uint32(len(t.suffixes) - 1)
+	for i := h & mask; ; i = (i + 1) & mask {
+		s := &t.suffixes[i]
+		if s.klen == 0 {
+			return 0, false
+		}
+		if s.hash == h && int(s.klen) == len(key) && string(t.keys[s.kpos:s.kpos+uint32(s.klen)]) == string(key) {
+			return int(s.off), true
+		}
+	}
+}
+
+// addSuffix records that the suffix keys[kpos:kpos+klen] starts at off,
+// unless it is already known.
+func (t *names) addSuffix(kpos, klen int, h uint32, off int) {
+	if 2*(t.nsuffix+1) > len(t.suffixes) {
+		t.growSuffixes()
+	}
+	key := t.keys[kpos : kpos+klen]
+	mask := uint32(len(t.suffixes) - 1)
+	i := h & mask
+	for ; t.suffixes[i].klen != 0; i = (i + 1) & mask {
+		s := &t.suffixes[i]
+		if s.hash == h && int(s.klen) == klen && string(t.keys[s.kpos:s.kpos+uint32(s.klen)]) == string(key) {
+			return
+		}
+	}
+	t.suffixes[i] = suffix{hash: h, klen: uint16(klen), off: uint16(off), kpos: uint32(kpos)}
+	t.usedS = append(t.usedS, i)
+	t.nsuffix++
+}
+
+func (t *names) growSuffixes() {
+	old := t.suffixes
+	t.suffixes = make([]suffix, 2*len(old))
+	t.usedS = t.usedS[:0]
+	mask := uint32(len(t.suffixes) - 1)
+	for _, s := range old {
+		if s.klen == 0 {
+			continue
+		}
+		i := s.hash & mask
+		for t.suffixes[i].klen != 0 {
+			i = (i + 1) & mask
+		}
+		t.suffixes[i] = s
+		t.usedS = append(t.usedS, i)
+	}
+}
+
+// index lowercases the literal wire name w into t.lower and computes, for
+// each label, its offset and the hash of the suffix that starts there. The
+// lowercasing goes eight octets at a time (SWAR: length octets are below
+// 'A', so the whole wire form can be treated as text), and the hashes run
+// from the root leftwards, a word at a time, so the whole name costs one
+// pass. It returns the number of labels (the root not counted).
+func (t *names) index(w []byte) int {
+	nl := 0
+	for i := 0; w[i] != 0; i += int(w[i]) + 1 {
+		t.labels[nl] = uint8(i)
+		nl++
+	}
+	n := len(w)
+	for k := 0; k < n; k += 8 {
+		var x uint64
+		if k+8 <= n {
+			x = binary.LittleEndian.Uint64(w[k:])
+		} else {
+			var tail [8]byte
+			copy(tail[:], w[k:])
+			x = binary.LittleEndian.Uint64(tail[:])
+		}
+		binary.LittleEndian.PutUint64(t.lower[k:], lower8(x))
+	}
+	h := uint64(0x9E3779B97F4A7C15)
+	for j := nl - 1; j >= 0; j-- {
+		lo := int(t.labels[j])
+		hi := lo + int(w[lo]) + 1
+		for k := lo; k < hi; k += 8 {
+			x := binary.LittleEndian.Uint64(t.lower[k:])
+			if r := hi - k; r < 8 {
+				x &= 1<<(8*uint(r)) - 1
+			}
+			h = (h ^ x) * 0xFF51AFD7ED558CCD
+			h ^= h >> 29
+		}
+		t.hashes[j] = uint32(h ^ h>>32)
+	}
+	t.lower[n-1] = 0
+	return nl
+}
+
+// lower8 lowercases the ASCII letters among eight octets at once.
+func lower8(x uint64) uint64 {
+	const ones = 0x0101010101010101
+	heptets := x &^ (0x80 * ones)
+	geA := heptets + (0x80-'A')*ones // high bit set where the octet is >= 'A'
+	gtZ := heptets + (0x7F-'Z')*ones // high bit set where the octet is > 'Z'
+	upper := geA &^ gtZ &^ x & (0x80 * ones)
+	return x | upper>>2
+}
+
+// register adds every suffix of the literal wire name w, written at off in
+// the message, that the table does not know yet. nl is index's result.
+func (t *names) register(w []byte, nl, off int) {
+	if off >= maxPointer || nl == 0 {
+		return
+	}
+	kpos := len(t.keys)
+	t.keys = append(t.keys, t.lower[:len(w)]...)
+	for j := 0; j < nl; j++ {
+		o := off + int(t.labels[j])
+		if o >= maxPointer {
+			break
+		}
+		t.addSuffix(kpos+int(t.labels[j]), len(w)-int(t.labels[j]), t.hashes[j], o)
+	}
+}
+
+// appendName appends the wire form of the presentation name s (escapes
+// \X and \DDD as miekg/dns reads them) in its own case, with no
+// compression, and returns the extended buffer.
+func appendName(b []byte, s string) ([]byte, error) {
+	if strings.IndexByte(s, '\\') < 0 {
+		return appendPlainName(b, s)
+	}
+	start := len(b)
+	lstart := len(b)
+	b = append(b, 0)
+	closed := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		closed = false
+		switch c {
+		case '\\':
+			if i+1 == len(s) {
+				return b[:start], errFqdn
+			}
+			if isDDD(s[i+1:]) {
+				c = dddToByte(s[i+1:])
+				i += 3
+			} else {
+				c = s[i+1]
+				i++
+			}
+			b = append(b, c)
+		case '.':
+			l := len(b) - lstart - 1
+			if l == 0 || l > 63 {
+				return b[:start], errLabel
+			}
+			b[lstart] = byte(l)
+			lstart = len(b)
+			b = append(b, 0)
+			closed = true
+		default:
+			b = append(b, c)
+		}
+	}
+	if !closed {
+		return b[:start], errFqdn
+	}
+	if len(b)-start > 255 {
+		return b[:start], errLong
+	}
+	return b, nil
+}
+
+func isDDD(s string) bool {
+	return len(s) >= 3 && isDigit(s[0]) && isDigit(s[1]) && isDigit(s[2])
+}
+
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
+
+// dddToByte wraps past 255 as miekg/dns's does, so both encoders agree.
+func dddToByte(s string) byte {
+	return byte((s[0]-'0')*100 + (s[1]-'0')*10 + (s[2] - '0'))
+}
+
+// appendPlainName is appendName for names without escapes, the common case:
+// each label is found with IndexByte and copied whole.
+func appendPlainName(b []byte, s string) ([]byte, error) {
+	start := len(b)
+	for rest := s; len(rest) > 0; {
+		i := strings.IndexByte(rest, '.')
+		switch {
+		case i < 0:
+			return b[:start], errFqdn
+		case i == 0 || i > 63:
+			return b[:start], errLabel
+		}
+		b = append(append(b, byte(i)), rest[:i]...)
+		rest = rest[i+1:]
+	}
+	b = append(b, 0)
+	if len(b)-start > 255 {
+		return b[:start], errLong
+	}
+	return b, nil
+}
