@@ -130,19 +130,26 @@ func (t *names) growWholes() {
 	}
 }
 
-// findSuffix returns the message offset of the suffix whose lowercased wire
-// form is key.
-func (t *names) findSuffix(key []byte, h uint32) (int, bool) {
+// probeSuffix returns the slot that holds key, or the empty slot where it
+// would go.
+func (t *names) probeSuffix(key []byte, h uint32) (uint32, bool) {
 	mask := uint32(len(t.suffixes) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.suffixes[i]
 		if s.klen == 0 {
-			return 0, false
+			return i, false
 		}
 		if s.hash == h && int(s.klen) == len(key) && string(t.keys[s.kpos:s.kpos+uint32(s.klen)]) == string(key) {
-			return int(s.off), true
+			return i, true
 		}
 	}
+}
+
+// findSuffix returns the message offset of the suffix whose lowercased wire
+// form is key.
+func (t *names) findSuffix(key []byte, h uint32) (int, bool) {
+	i, ok := t.probeSuffix(key, h)
+	return int(t.suffixes[i].off), ok
 }
 
 // addSuffix records that the suffix keys[kpos:kpos+klen] starts at off,
@@ -151,14 +158,9 @@ func (t *names) addSuffix(kpos, klen int, h uint32, off int) {
 	if 2*(t.nsuffix+1) > len(t.suffixes) {
 		t.growSuffixes()
 	}
-	key := t.keys[kpos : kpos+klen]
-	mask := uint32(len(t.suffixes) - 1)
-	i := h & mask
-	for ; t.suffixes[i].klen != 0; i = (i + 1) & mask {
-		s := &t.suffixes[i]
-		if s.hash == h && int(s.klen) == klen && string(t.keys[s.kpos:s.kpos+uint32(s.klen)]) == string(key) {
-			return
-		}
+	i, known := t.probeSuffix(t.keys[kpos:kpos+klen], h)
+	if known {
+		return
 	}
 	t.suffixes[i] = suffix{hash: h, klen: uint16(klen), off: uint16(off), kpos: uint32(kpos)}
 	t.usedS = append(t.usedS, i)
