@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Loopback load test: ontime's zonestore against stock CoreDNS's file plugin
-# (built from the same module versions), stock CoreDNS with whoami (a plugin
+# (built from the same module versions), zonestore behind fastpack (the
+# wire encoder), stock CoreDNS with whoami (a plugin
 # that looks nothing up: the ceiling for any plugin on CoreDNS's own server)
 # and Knot DNS, on the same generated zone and query mix, in one run, rounds
 # interleaved. Each server is pinned to CPU 0 (GOMAXPROCS=1 for the Go
@@ -34,13 +35,16 @@ start_server() { # name -> starts it on $port, sets $pid
 	local name=$1 dir="$out/$1"
 	mkdir -p "$dir"
 	case $name in
-	zonestore|file|whoami)
-		local bin=./coredns
-		[ "$name" != zonestore ] && bin="$out/coredns-stock"
+	zonestore|fastpack|file|whoami)
+		local bin=./coredns plugins=$name
+		case $name in
+		file|whoami) bin="$out/coredns-stock" ;;
+		fastpack) plugins="fastpack\n    zonestore" ;;
+		esac
 		if [ "$name" = whoami ]; then # the ceiling: answers without looking anything up
 			printf '.:%d {\n    bind 127.0.0.1\n    whoami\n}\n' "$port" > "$dir/Corefile"
 		else
-			printf '.:%d {\n    bind 127.0.0.1\n    %s %s %s\n}\n' "$port" "$name" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
+			printf ".:%d {\n    bind 127.0.0.1\n    $plugins %s %s\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
 		fi
 		GOMAXPROCS=1 taskset -c 0 "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
 		;;

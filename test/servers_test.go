@@ -71,7 +71,8 @@ type server struct {
 	log  *strings.Builder
 }
 
-// start runs cmd and waits until it answers an SOA query for every zone.
+// start runs cmd and waits until it answers an SOA query for every zone
+// (with no zone, until it accepts TCP connections).
 func start(t testing.TB, name string, cmd *exec.Cmd, port int, zones ...string) *server {
 	t.Helper()
 	s := &server{name: name, addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, log: &strings.Builder{}}
@@ -87,6 +88,21 @@ func start(t testing.TB, name string, cmd *exec.Cmd, port int, zones ...string) 
 		}
 	})
 	deadline := time.Now().Add(20 * time.Second)
+	if len(zones) == 0 {
+		// No zone to ask for (a server of erratic, say): wait for its TCP
+		// listener, which CoreDNS opens with the UDP one.
+		for {
+			c, err := net.DialTimeout("tcp", s.addr, 200*time.Millisecond)
+			if err == nil {
+				c.Close()
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%s did not listen on %s: %v\n%s", name, s.addr, err, s.log.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
 	for _, z := range zones {
 		for {
 			m := new(dns.Msg)

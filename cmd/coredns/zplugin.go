@@ -67,6 +67,8 @@ import (
 	_ "github.com/coredns/coredns/plugin/tsig"
 	_ "github.com/coredns/coredns/plugin/view"
 	_ "github.com/coredns/coredns/plugin/whoami"
+	_ "github.com/ontimedns/ontime/plugin/codel"
+	_ "github.com/ontimedns/ontime/plugin/fastpack"
 	_ "github.com/ontimedns/ontime/plugin/zonestore"
 )
 
@@ -84,6 +86,7 @@ var directives = []string{
 	"timeouts",
 	"multisocket",
 	"reload",
+	"fastpack",
 	"nsid",
 	"bufsize",
 	"bind",
@@ -93,6 +96,7 @@ var directives = []string{
 	"health",
 	"pprof",
 	"shed",
+	"codel",
 	"prometheus",
 	"errors",
 	"log",

@@ -1,0 +1,302 @@
+package codel
+
+import (
+	"runtime"
+	"sync"
+	"time"
+)
+
+// A Task is a query's remaining work.
+type Task interface {
+	// Run does the work, on a worker. It should not block for long: a
+	// worker blocked past Config.StallAfter is replaced, up to MaxWorkers.
+	Run()
+	// Drop is called instead of Run when the query is dropped. It must
+	// not block: it runs on the worker, or the goroutine that submitted.
+	Drop(Reason)
+}
+
+// Reason says why a query was dropped.
+type Reason uint8
+
+const (
+	Full     Reason = iota // the queue was full: its oldest query made room for the newest
+	Late                   // CoDel: the queue's waiting time stayed above target
+	Deadline               // the query waited past the deadline (at any hop)
+	Stalled                // every worker was blocked and no more may be started
+	numReasons
+)
+
+// Reasons lists every reason, in order, for metrics.
+var Reasons = [numReasons]Reason{Full, Late, Deadline, Stalled}
+
+func (r Reason) String() string {
+	switch r {
+	case Full:
+		return "full"
+	case Late:
+		return "codel"
+	case Deadline:
+		return "deadline"
+	case Stalled:
+		return "workers"
+	}
+	return "unknown"
+}
+
+// Config sets a queue's bounds. The zero value of each field means its
+// default, chosen for an authoritative server whose answers take
+// microseconds; README.md says why each is what it is.
+type Config struct {
+	Target     time.Duration // CoDel target: acceptable standing wait (default 5ms)
+	Interval   time.Duration // CoDel interval: how long the wait may stay above target (default 100ms)
+	Deadline   time.Duration // never serve a query older than this (default 500ms)
+	Workers    int           // long-lived workers (default GOMAXPROCS)
+	MaxWorkers int           // workers at most, replacements for blocked ones included (default 256, at least Workers)
+	Capacity   int           // queued queries at most (default 8192)
+	StallAfter time.Duration // no worker finished anything for this long while queries wait: add one (default 2ms)
+	IdleRetire time.Duration // an added worker idle this long exits (default 5s)
+	Clock      func() int64  // monotonic nanoseconds (default Now)
+}
+
+func (c Config) withDefaults() Config {
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	def(&c.Target, 5*time.Millisecond)
+	def(&c.Interval, 100*time.Millisecond)
+	def(&c.Deadline, 500*time.Millisecond)
+	def(&c.StallAfter, 2*time.Millisecond)
+	def(&c.IdleRetire, 5*time.Second)
+	if c.Workers <= 0 {
+		c.Workers = runtime.GOMAXPROCS(0)
+	}
+	if c.MaxWorkers <= 0 {
+		c.MaxWorkers = 256
+	}
+	c.MaxWorkers = max(c.MaxWorkers, c.Workers)
+	if c.Capacity <= 0 {
+		c.Capacity = 8192
+	}
+	if c.Clock == nil {
+		c.Clock = Now
+	}
+	return c
+}
+
+var epoch = time.Now()
+
+// Now is the default clock: monotonic nanoseconds since the process started.
+func Now() int64 { return int64(time.Since(epoch)) }
+
+type entry struct {
+	task    Task
+	arrival int64
+}
+
+type drop struct {
+	task   Task
+	reason Reason
+}
+
+// Queue is one bounded queue in front of long-lived workers. Every query
+// it drops, it drops in one place (next, or Submit when full), counted by
+// reason.
+type Queue struct {
+	cfg      Config
+	deadline int64
+	shed     int64 // while dropping, anything older than this goes (2x target)
+
+	mu       sync.Mutex
+	ring     []entry
+	head, n  int
+	ctl      Controller
+	idle     []*worker // parked, most recent last: the warmest is woken first
+	workers  []*worker // running
+	progress uint64    // queries taken so far
+	watching bool      // the stall timer is armed
+	from     uint64    // progress when it was armed
+	stall    *time.Timer
+	stalled  bool // no worker may be added and none made progress
+	closed   bool
+	drops    [numReasons]uint64
+	retired  workerStats // the counts of workers that have exited
+	wg       sync.WaitGroup
+}
+
+// New starts a queue and its workers.
+func New(cfg Config) *Queue {
+	cfg = cfg.withDefaults()
+	q := &Queue{
+		cfg:      cfg,
+		deadline: int64(cfg.Deadline),
+		shed:     2 * int64(cfg.Target),
+		ring:     make([]entry, cfg.Capacity),
+		ctl:      Controller{Target: int64(cfg.Target), Interval: int64(cfg.Interval)},
+	}
+	q.stall = time.AfterFunc(time.Hour, q.checkStall)
+	q.stall.Stop()
+	q.mu.Lock()
+	for range cfg.Workers {
+		q.startWorker(false)
+	}
+	q.mu.Unlock()
+	return q
+}
+
+// Config returns the queue's settings, defaults filled in.
+func (q *Queue) Config() Config { return q.cfg }
+
+// Submit queues t, which arrived at arrival (by the queue's clock). A full
+// queue drops its oldest query to make room. After Close, t runs on the
+// caller's goroutine: a query that reaches a server being replaced is
+// still answered.
+func (q *Queue) Submit(t Task, arrival int64) {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		t.Run()
+		return
+	}
+	if q.stalled {
+		q.drops[Stalled]++
+		q.mu.Unlock()
+		t.Drop(Stalled)
+		return
+	}
+	var evicted Task
+	if q.n == len(q.ring) {
+		evicted = q.popHead().task
+		q.drops[Full]++
+	}
+	q.ring[(q.head+q.n)%len(q.ring)] = entry{t, arrival}
+	q.n++
+	if k := len(q.idle); k > 0 {
+		w := q.idle[k-1]
+		q.idle = q.idle[:k-1]
+		w.wake <- struct{}{} // buffered: a parked worker's channel is empty
+	} else if !q.watching {
+		q.armStall()
+	}
+	q.mu.Unlock()
+	if evicted != nil {
+		evicted.Drop(Full)
+	}
+}
+
+func (q *Queue) popHead() entry {
+	e := q.ring[q.head]
+	q.ring[q.head] = entry{}
+	q.head = (q.head + 1) % len(q.ring)
+	q.n--
+	return e
+}
+
+func (q *Queue) popTail() entry {
+	i := (q.head + q.n - 1) % len(q.ring)
+	e := q.ring[i]
+	q.ring[i] = entry{}
+	q.n--
+	return e
+}
+
+// next picks the query to serve at now, dropping the late ones into
+// *dropped (to be told outside the lock). Called with q.mu held.
+//
+// CoDel watches the head, the oldest query: its wait is the queue's
+// standing delay. While that delay is above target (congested), the newest
+// query is served first (adaptive LIFO): the oldest are the ones resolvers
+// have given up on, and they are dropped from the head by the control law,
+// or at twice the target once the law is dropping (as folly's Codel sheds).
+func (q *Queue) next(now int64, dropped *[]drop) (entry, int64, bool) {
+	for q.n > 0 {
+		h := q.ring[q.head]
+		soj := now - h.arrival
+		reason := numReasons
+		switch {
+		case soj > q.deadline:
+			reason = Deadline
+		case q.ctl.Drop(now, soj, q.n):
+			reason = Late
+		case q.ctl.Dropping() && soj > q.shed:
+			reason = Late
+		}
+		if reason != numReasons {
+			q.popHead()
+			q.drops[reason]++
+			*dropped = append(*dropped, drop{h.task, reason})
+			continue
+		}
+		if q.ctl.Congested() && q.n > 1 {
+			e := q.popTail()
+			if s := now - e.arrival; s <= q.deadline {
+				return e, s, true
+			}
+			// A continuation back from a slow step, too late to answer.
+			q.drops[Deadline]++
+			*dropped = append(*dropped, drop{e.task, Deadline})
+			continue
+		}
+		q.popHead()
+		return h, soj, true
+	}
+	q.ctl.Empty()
+	return entry{}, 0, false
+}
+
+// armStall starts the stall timer. Called with q.mu held, when a query is
+// queued and no worker is idle.
+func (q *Queue) armStall() {
+	q.watching = true
+	q.from = q.progress
+	q.stall.Reset(q.cfg.StallAfter)
+}
+
+// checkStall runs when the stall timer fires: if queries wait, no worker
+// is idle and none has taken a query since the timer was armed, the
+// workers are blocked (in a plugin that does I/O, or sleeps) rather than
+// busy, and one more is started; at MaxWorkers, new queries are dropped
+// (Stalled) until a worker makes progress.
+func (q *Queue) checkStall() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.watching = false
+	if q.closed || q.n == 0 || len(q.idle) > 0 {
+		return
+	}
+	if q.progress == q.from {
+		if len(q.workers) < q.cfg.MaxWorkers {
+			q.startWorker(true)
+		} else {
+			q.stalled = true
+		}
+	}
+	q.armStall()
+}
+
+// Close stops taking new work into the queue (later Submits run in
+// place), lets the workers serve or drop what is queued, and waits for
+// them, at most the deadline: a worker still blocked then is left to
+// finish on its own.
+func (q *Queue) Close() {
+	q.mu.Lock()
+	if q.closed {
+		q.mu.Unlock()
+		return
+	}
+	q.closed = true
+	q.stall.Stop()
+	for _, w := range q.idle {
+		w.wake <- struct{}{}
+	}
+	q.idle = nil
+	q.mu.Unlock()
+	done := make(chan struct{})
+	go func() { q.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(q.cfg.Deadline):
+	}
+}

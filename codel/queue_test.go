@@ -1,0 +1,280 @@
+package codel
+
+import (
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// fakeClock is a clock the test moves by hand.
+type fakeClock struct{ t atomic.Int64 }
+
+func (c *fakeClock) now() int64      { return c.t.Load() }
+func (c *fakeClock) set(d int64)     { c.t.Store(d) }
+func newFake(start int64) *fakeClock { c := &fakeClock{}; c.set(start); return c }
+func waitFor(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !f() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// task records what happened to it.
+type task struct {
+	name    string
+	log     *events
+	block   chan struct{} // Run waits on it, if set
+	started chan struct{} // closed when Run starts, if set
+	panics  bool
+	clock   *fakeClock // advanced by advance when Run ends, if set
+	advance int64
+}
+
+type events struct {
+	mu   sync.Mutex
+	runs []string
+	drop map[string]Reason
+}
+
+func newEvents() *events { return &events{drop: map[string]Reason{}} }
+
+func (e *events) ran() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return append([]string(nil), e.runs...)
+}
+
+func (e *events) dropped(name string) (Reason, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r, ok := e.drop[name]
+	return r, ok
+}
+
+func (t *task) Run() {
+	if t.started != nil {
+		close(t.started)
+	}
+	if t.block != nil {
+		<-t.block
+	}
+	if t.panics {
+		panic("task " + t.name)
+	}
+	t.log.mu.Lock()
+	t.log.runs = append(t.log.runs, t.name)
+	t.log.mu.Unlock()
+	if t.clock != nil {
+		t.clock.set(t.clock.now() + t.advance)
+	}
+}
+
+func (t *task) Drop(r Reason) {
+	t.log.mu.Lock()
+	t.log.drop[t.name] = r
+	t.log.mu.Unlock()
+}
+
+// blockWorker occupies the queue's only worker until the returned func is called.
+func blockWorker(t *testing.T, q *Queue, log *events, arrival int64) func() {
+	b := &task{name: "blocker", log: log, block: make(chan struct{}), started: make(chan struct{})}
+	q.Submit(b, arrival)
+	<-b.started
+	return func() { close(b.block) }
+}
+
+func TestServesInArrivalOrderWhenNotCongested(t *testing.T) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Clock: clock.now})
+	defer q.Close()
+	log := newEvents()
+	release := blockWorker(t, q, log, 1)
+	for _, n := range []string{"a", "b", "c"} {
+		q.Submit(&task{name: n, log: log}, 1)
+	}
+	clock.set(2 * ms) // below target
+	release()
+	waitFor(t, "all served", func() bool { return len(log.ran()) == 4 })
+	if got := log.ran(); got[1] != "a" || got[2] != "b" || got[3] != "c" {
+		t.Fatalf("served %v, want blocker a b c", got)
+	}
+}
+
+// TestNewestFirstWhenCongested: once the oldest query has waited past the
+// target, the newest is served first (adaptive LIFO).
+func TestNewestFirstWhenCongested(t *testing.T) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Clock: clock.now})
+	defer q.Close()
+	log := newEvents()
+	release := blockWorker(t, q, log, 1)
+	for i, n := range []string{"old", "middle", "new"} {
+		q.Submit(&task{name: n, log: log}, 1+int64(i)*ms)
+	}
+	clock.set(8 * ms) // the oldest has waited 8 ms > 5 ms target
+	release()
+	waitFor(t, "all served", func() bool { return len(log.ran()) == 4 })
+	if got := log.ran(); got[1] != "new" {
+		t.Fatalf("served %v, want the newest first once congested", got)
+	}
+}
+
+func TestDeadlineDropsAndCounts(t *testing.T) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Clock: clock.now, Deadline: 100 * time.Millisecond})
+	defer q.Close()
+	log := newEvents()
+	release := blockWorker(t, q, log, 1)
+	q.Submit(&task{name: "stale", log: log}, 1)
+	clock.set(150 * ms)
+	q.Submit(&task{name: "fresh", log: log}, 150*ms)
+	release()
+	waitFor(t, "fresh served", func() bool { return len(log.ran()) == 2 })
+	if r, ok := log.dropped("stale"); !ok || r != Deadline {
+		t.Fatalf("stale: dropped=%v reason=%v, want a deadline drop", ok, r)
+	}
+	if st := q.Stats(); st.Drops[Deadline] != 1 || st.Served != 2 {
+		t.Fatalf("stats %+v: want 1 deadline drop, 2 served", st)
+	}
+	// The worker is not stuck: it serves the next one.
+	q.Submit(&task{name: "after", log: log}, 150*ms)
+	waitFor(t, "after served", func() bool { return len(log.ran()) == 3 })
+}
+
+func TestFullQueueDropsItsOldest(t *testing.T) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Capacity: 3, Clock: clock.now})
+	defer q.Close()
+	log := newEvents()
+	release := blockWorker(t, q, log, 1)
+	for _, n := range []string{"1", "2", "3", "4", "5"} {
+		q.Submit(&task{name: n, log: log}, 1)
+	}
+	for _, n := range []string{"1", "2"} {
+		if r, ok := log.dropped(n); !ok || r != Full {
+			t.Fatalf("query %s: dropped=%v reason=%v, want dropped for a full queue", n, ok, r)
+		}
+	}
+	release()
+	waitFor(t, "the rest served", func() bool { return len(log.ran()) == 4 })
+	if st := q.Stats(); st.Drops[Full] != 2 {
+		t.Fatalf("full drops %d, want 2", st.Drops[Full])
+	}
+}
+
+// TestCoDelDropsAStandingQueue: a burst that takes 300 ms to serve, each
+// query taking 1 ms of the (simulated) clock. The head stays above target,
+// so after one interval CoDel starts dropping, and once dropping, every
+// query older than twice the target is shed: nothing is served late past
+// the interval.
+func TestCoDelDropsAStandingQueue(t *testing.T) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Clock: clock.now})
+	defer q.Close()
+	log := newEvents()
+	release := blockWorker(t, q, log, 1)
+	for i := range 300 {
+		q.Submit(&task{name: fmt.Sprint(i), log: log, clock: clock, advance: ms}, 1)
+	}
+	release()
+	waitFor(t, "queue drained", func() bool { return q.Stats().Queued == 0 })
+	st := q.Stats()
+	if st.Drops[Late] == 0 {
+		t.Fatalf("no CoDel drops in a 300 ms standing queue: %+v", st)
+	}
+	if st.Served+st.Drops[Late] != 301 {
+		t.Fatalf("served %d + dropped %d != 301 submitted", st.Served, st.Drops[Late])
+	}
+	// Served: those taken before the first drop, one interval (100 ms)
+	// after the head passed the target (5 ms), at 1 ms each.
+	if served := len(log.ran()); served < 100 || served > 110 {
+		t.Fatalf("served %d; want about 105: the interval, then everything shed", served)
+	}
+}
+
+func TestBlockedWorkerIsReplaced(t *testing.T) {
+	q := New(Config{Workers: 1, MaxWorkers: 4, StallAfter: time.Millisecond, IdleRetire: 50 * time.Millisecond})
+	defer q.Close()
+	log := newEvents()
+	release := blockWorker(t, q, log, Now())
+	for i := range 20 {
+		q.Submit(&task{name: string(rune('a' + i)), log: log}, Now())
+	}
+	// The blocker still blocks: the others are served by a replacement.
+	waitFor(t, "the queries behind the blocked worker", func() bool { return len(log.ran()) == 20 })
+	if w := q.Stats().Workers; w < 2 {
+		t.Fatalf("%d workers; a replacement should have started", w)
+	}
+	release()
+	waitFor(t, "the added worker to retire", func() bool { return q.Stats().Workers == 1 })
+}
+
+func TestWorkerLimitIsADropReason(t *testing.T) {
+	q := New(Config{Workers: 1, MaxWorkers: 1, StallAfter: time.Millisecond})
+	defer q.Close()
+	log := newEvents()
+	release := blockWorker(t, q, log, Now())
+	q.Submit(&task{name: "waiting", log: log}, Now())
+	i := 0
+	waitFor(t, "a drop at the worker limit", func() bool {
+		i++
+		name := "late" + string(rune('a'+i%26)) + string(rune('a'+i/26%26))
+		q.Submit(&task{name: name, log: log}, Now())
+		r, ok := log.dropped(name)
+		return ok && r == Stalled
+	})
+	release()
+	waitFor(t, "progress", func() bool { return len(log.ran()) >= 2 })
+	// Progress clears the stall: the next query is served.
+	q.Submit(&task{name: "next", log: log}, Now())
+	waitFor(t, "next served", func() bool {
+		for _, n := range log.ran() {
+			if n == "next" {
+				return true
+			}
+		}
+		return false
+	})
+	if q.Stats().Drops[Stalled] == 0 {
+		t.Fatal("worker-limit drops not counted")
+	}
+}
+
+func TestPanicDoesNotKillTheWorker(t *testing.T) {
+	q := New(Config{Workers: 1})
+	defer q.Close()
+	log := newEvents()
+	q.Submit(&task{name: "boom", log: log, panics: true}, Now())
+	q.Submit(&task{name: "ok", log: log}, Now())
+	waitFor(t, "ok served", func() bool { return len(log.ran()) == 1 })
+	if st := q.Stats(); st.Panics != 1 {
+		t.Fatalf("panics %d, want 1", st.Panics)
+	}
+}
+
+func TestCloseDrainsTheQueue(t *testing.T) {
+	q := New(Config{Workers: 1})
+	log := newEvents()
+	release := blockWorker(t, q, log, Now())
+	for _, n := range []string{"a", "b", "c"} {
+		q.Submit(&task{name: n, log: log}, Now())
+	}
+	closed := make(chan struct{})
+	go func() { q.Close(); close(closed) }()
+	release()
+	<-closed
+	if got := log.ran(); len(got) != 4 {
+		t.Fatalf("after Close, served %v; want the blocker and all three queued", got)
+	}
+	// After Close, a query runs in place.
+	q.Submit(&task{name: "late", log: log}, Now())
+	if got := log.ran(); got[len(got)-1] != "late" {
+		t.Fatal("a query submitted after Close was not run")
+	}
+}

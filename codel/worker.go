@@ -1,0 +1,118 @@
+package codel
+
+import (
+	"slices"
+	"time"
+)
+
+// worker is a long-lived goroutine serving the queue. It keeps its grown
+// stack from one query to the next, which a goroutine per query cannot.
+type worker struct {
+	q       *Queue
+	wake    chan struct{}
+	extra   bool // added for a blocked one: retires when idle for long
+	dropped []drop
+	stats   workerStats
+}
+
+// startWorker is called with q.mu held.
+func (q *Queue) startWorker(extra bool) {
+	w := &worker{q: q, wake: make(chan struct{}, 1), extra: extra}
+	q.workers = append(q.workers, w)
+	q.wg.Add(1)
+	go w.loop()
+}
+
+func (w *worker) loop() {
+	defer w.q.wg.Done()
+	for {
+		e, sojourn, ok := w.take()
+		w.tellDropped()
+		if !ok {
+			return
+		}
+		w.stats.observe(sojourn)
+		w.run(e.task)
+	}
+}
+
+// run runs t; a panic is counted and the worker goes on.
+func (w *worker) run(t Task) {
+	defer func() {
+		if recover() != nil {
+			w.stats.panics.Add(1)
+		}
+	}()
+	t.Run()
+}
+
+// take returns the next query to serve, parking while there is none. It
+// returns false when the worker should exit: the queue is closed and
+// empty, or the worker is an extra one that stayed idle too long.
+func (w *worker) take() (entry, int64, bool) {
+	q := w.q
+	q.mu.Lock()
+	for {
+		if e, sojourn, ok := q.next(q.cfg.Clock(), &w.dropped); ok {
+			q.progress++
+			q.stalled = false
+			q.mu.Unlock()
+			return e, sojourn, true
+		}
+		if q.closed {
+			q.exit(w)
+			q.mu.Unlock()
+			return entry{}, 0, false
+		}
+		q.idle = append(q.idle, w)
+		q.mu.Unlock()
+		w.tellDropped()
+		woken := w.park()
+		q.mu.Lock()
+		if !woken {
+			if i := slices.Index(q.idle, w); i >= 0 {
+				q.idle = slices.Delete(q.idle, i, i+1)
+				q.exit(w)
+				q.mu.Unlock()
+				return entry{}, 0, false
+			}
+			// Submit took it off the idle list as the timer fired: the
+			// wake-up was sent under the lock we now hold.
+			<-w.wake
+		}
+	}
+}
+
+// park waits to be woken; an extra worker gives up after IdleRetire.
+func (w *worker) park() bool {
+	if !w.extra {
+		<-w.wake
+		return true
+	}
+	t := time.NewTimer(w.q.cfg.IdleRetire)
+	defer t.Stop()
+	select {
+	case <-w.wake:
+		return true
+	case <-t.C:
+		return false
+	}
+}
+
+// exit removes w from the running workers, keeping its counts. Called with
+// q.mu held.
+func (q *Queue) exit(w *worker) {
+	if i := slices.Index(q.workers, w); i >= 0 {
+		q.workers = slices.Delete(q.workers, i, i+1)
+	}
+	q.retired.add(&w.stats)
+}
+
+// tellDropped tells the dropped tasks, outside the queue's lock.
+func (w *worker) tellDropped() {
+	for i, d := range w.dropped {
+		d.task.Drop(d.reason)
+		w.dropped[i] = drop{}
+	}
+	w.dropped = w.dropped[:0]
+}

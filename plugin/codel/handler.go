@@ -1,0 +1,87 @@
+package codel
+
+import (
+	"context"
+	"net"
+	"runtime/debug"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/metrics/vars"
+	"github.com/coredns/coredns/request"
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/codel"
+)
+
+// Codel hands UDP queries to its queue; a worker runs the rest of the chain.
+type Codel struct {
+	Next plugin.Handler
+	q    *codel.Queue
+	drop int // the rcode a dropped query is answered with, or dropSilent
+}
+
+// ServeDNS implements plugin.Handler. Over UDP it queues the query and
+// returns at once: the packet's goroutine ends, and the worker writes the
+// answer (miekg/dns does nothing with a UDP writer after the handler
+// returns). Over TCP, where each connection has its own goroutine and no
+// query waits behind another's, the chain runs in place; a plugin that
+// suspends work (Hop.Suspend) still has it checked against the deadline.
+func (c *Codel) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	arrival := c.q.Config().Clock()
+	if _, udp := w.RemoteAddr().(*net.UDPAddr); !udp {
+		return plugin.NextOrFailure(pluginName, c.Next, codel.NewContext(ctx, codel.Hop{Arrival: arrival}), w, r)
+	}
+	if ctx.Done() != nil {
+		// A plugin before this one (cancel, timeouts) cancels ctx when
+		// ServeDNS returns, which is now, long before the worker runs.
+		ctx = context.WithoutCancel(ctx)
+	}
+	c.q.Submit(&query{c: c, ctx: ctx, w: w, r: r, arrival: arrival}, arrival)
+	return dns.RcodeSuccess, nil
+}
+
+// Name implements plugin.Handler.
+func (c *Codel) Name() string { return pluginName }
+
+// query is a queued UDP query: a codel.Task.
+type query struct {
+	c       *Codel
+	ctx     context.Context
+	w       dns.ResponseWriter
+	r       *dns.Msg
+	arrival int64
+}
+
+// Run serves the query on a worker, as CoreDNS's server would have on the
+// packet's goroutine: an rcode the chain did not write is written here,
+// and a panic is answered with SERVFAIL and logged, not fatal.
+func (q *query) Run() {
+	defer func() {
+		if rec := recover(); rec != nil {
+			log.Errorf("Recovered from panic in the chain after codel: %v\n%s", rec, debug.Stack())
+			vars.Panic.Inc()
+			q.reply(dns.RcodeServerFailure)
+		}
+	}()
+	ctx := codel.NewContext(q.ctx, codel.Hop{Queue: q.c.q, Arrival: q.arrival})
+	rcode, _ := plugin.NextOrFailure(pluginName, q.c.Next, ctx, q.w, q.r)
+	if !plugin.ClientWrite(rcode) {
+		q.reply(rcode)
+	}
+}
+
+// Drop answers a dropped query as configured: by default not at all, so
+// the resolver, which has waited too long already, asks another server.
+func (q *query) Drop(codel.Reason) {
+	if q.c.drop != dropSilent {
+		q.reply(q.c.drop)
+	}
+}
+
+func (q *query) reply(rcode int) {
+	m := new(dns.Msg)
+	m.SetRcode(q.r, rcode)
+	state := request.Request{W: q.w, Req: q.r}
+	state.SizeAndDo(m)
+	q.w.WriteMsg(m)
+}

@@ -1,0 +1,54 @@
+package codel
+
+import (
+	"testing"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/miekg/dns"
+)
+
+func TestParse(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		ok   bool
+		want func(t *testing.T, target, interval, deadline time.Duration, workers, maxWorkers, queue, drop int)
+	}{
+		{"codel", true, func(t *testing.T, target, interval, deadline time.Duration, workers, maxWorkers, queue, drop int) {
+			if target != 0 || workers != 0 || drop != dropSilent {
+				t.Errorf("no block: want every default (0) and a silent drop; got target %v workers %d drop %d", target, workers, drop)
+			}
+		}},
+		{"codel {\n target 10ms\n interval 200ms\n deadline 1s\n workers 3\n max_workers 9\n queue 100\n drop servfail\n}", true,
+			func(t *testing.T, target, interval, deadline time.Duration, workers, maxWorkers, queue, drop int) {
+				if target != 10*time.Millisecond || interval != 200*time.Millisecond || deadline != time.Second ||
+					workers != 3 || maxWorkers != 9 || queue != 100 || drop != dns.RcodeServerFailure {
+					t.Errorf("got %v %v %v %d %d %d %d", target, interval, deadline, workers, maxWorkers, queue, drop)
+				}
+			}},
+		{"codel {\n drop refused\n}", true, func(t *testing.T, _, _, _ time.Duration, _, _, _, drop int) {
+			if drop != dns.RcodeRefused {
+				t.Errorf("drop %d", drop)
+			}
+		}},
+		{"codel extra", false, nil},
+		{"codel {\n target 0s\n}", false, nil},
+		{"codel {\n target soon\n}", false, nil},
+		{"codel {\n workers -1\n}", false, nil},
+		{"codel {\n queue 1 2\n}", false, nil},
+		{"codel {\n drop loudly\n}", false, nil},
+		{"codel {\n target 200ms\n interval 100ms\n}", false, nil},
+		{"codel {\n workers 8\n max_workers 4\n}", false, nil},
+		{"codel {\n lifo\n}", false, nil},
+		{"codel\ncodel", false, nil},
+	} {
+		cfg, drop, err := parse(caddy.NewTestController("dns", c.in))
+		if (err == nil) != c.ok {
+			t.Errorf("%q: err %v, want ok=%v", c.in, err, c.ok)
+			continue
+		}
+		if c.want != nil {
+			c.want(t, cfg.Target, cfg.Interval, cfg.Deadline, cfg.Workers, cfg.MaxWorkers, cfg.Capacity, drop)
+		}
+	}
+}

@@ -1,0 +1,157 @@
+package test
+
+import (
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+func queryA(addr, name, network string, timeout time.Duration) (*dns.Msg, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(name, dns.TypeA)
+	c := &dns.Client{Net: network, Timeout: timeout}
+	r, _, err := c.Exchange(m, addr)
+	return r, err
+}
+
+// TestCodelServesTheChainOnWorkers: behind codel, zonestore answers over
+// UDP (queued, answered by a worker) and TCP (in place), the metrics
+// plugin after codel counts the queries, and codel's sojourn histogram
+// counts the UDP ones.
+func TestCodelServesTheChainOnWorkers(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    zonestore %s example.org", metrics, zf), "example.org")
+	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	base := metric(t, metrics, `coredns_codel_sojourn_seconds_count{server="`+server+`"}`)
+	for i := range 20 {
+		network := "udp"
+		if i%2 == 1 {
+			network = "tcp"
+		}
+		r, err := queryA(s.addr, "www.example.org.", network, 2*time.Second)
+		if err != nil || len(r.Answer) != 1 || !r.Authoritative {
+			t.Fatalf("query %d over %s: %v %v", i, network, err, r)
+		}
+	}
+	if got := metric(t, metrics, `coredns_codel_sojourn_seconds_count{server="`+server+`"}`) - base; got != 10 {
+		t.Errorf("codel served %v UDP queries on its workers, want 10", got)
+	}
+	if got := metric(t, metrics, `coredns_dns_requests_total{family="1",proto="udp",server="`+server+`",type="A",view="",zone="."}`); got < 10 {
+		t.Errorf("the metrics plugin after codel counted %v UDP queries, want at least 10", got)
+	}
+}
+
+// TestCodelReplacesBlockedWorkers: with one worker and a chain below
+// that sleeps half a second on every other query (erratic), queries are
+// still all answered: a worker that stops making progress is replaced.
+func TestCodelReplacesBlockedWorkers(t *testing.T) {
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        workers 1\n    }\n    erratic {\n        delay 2 500ms\n    }", metrics))
+	var wg sync.WaitGroup
+	errs := make(chan error, 16*10)
+	for range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 10 {
+				if _, err := queryA(s.addr, "example.org.", "udp", 2*time.Second); err != nil {
+					errs <- err
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	// With one worker that waits, 80 sleeps of 500 ms would take 40 s and
+	// most of these 2-second queries would time out.
+	failed := 0
+	for err := range errs {
+		failed++
+		t.Log(err)
+	}
+	if failed > 0 {
+		t.Fatalf("%d of 160 queries unanswered behind a blocking plugin", failed)
+	}
+	if w := metric(t, metrics, `coredns_codel_workers{server="dns://127.0.0.1`+s.addr[len("127.0.0.1"):]+`"}`); w < 2 {
+		t.Fatalf("coredns_codel_workers = %v; replacements should have started", w)
+	}
+}
+
+// TestCodelForwardToASlowUpstream: forward waits on an upstream that takes
+// 400 ms for every answer; queries for a local zone keep being answered
+// while those wait.
+func TestCodelForwardToASlowUpstream(t *testing.T) {
+	upstream := startCoreDNS(t, "    erratic {\n        delay 1 400ms\n    }")
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	s := startCoreDNS(t, fmt.Sprintf("    codel {\n        workers 1\n    }\n    forward slow.test %s\n    zonestore %s example.org", upstream.addr, zf), "example.org")
+
+	var wg sync.WaitGroup
+	slowErrs := make(chan error, 8)
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if r, err := queryA(s.addr, "x.slow.test.", "udp", 3*time.Second); err != nil || len(r.Answer) == 0 {
+				slowErrs <- fmt.Errorf("slow query: %v %v", err, r)
+			}
+		}()
+	}
+	time.Sleep(50 * time.Millisecond) // let the slow ones reach the upstream
+	for i := range 50 {
+		// One try each, 1 s: the eight slow answers take 3.2 s in a row.
+		if r, err := queryA(s.addr, "www.example.org.", "udp", time.Second); err != nil || len(r.Answer) != 1 {
+			t.Fatalf("fast query %d behind slow upstream queries: %v %v", i, err, r)
+		}
+	}
+	wg.Wait()
+	close(slowErrs)
+	for err := range slowErrs {
+		t.Error(err)
+	}
+}
+
+// TestCodelDropsAreCountedAndAnswered: one worker at most, a chain that
+// sleeps on every query: queries are dropped, each counted with its reason,
+// and with `drop refused` each dropped query is answered REFUSED.
+func TestCodelDropsAreCountedAndAnswered(t *testing.T) {
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        workers 1\n        max_workers 1\n        drop refused\n    }\n    erratic {\n        delay 1 300ms\n    }", metrics))
+	var mu sync.Mutex
+	rcodes := map[int]int{}
+	var wg sync.WaitGroup
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 3 {
+				if r, err := queryA(s.addr, "example.org.", "udp", 2*time.Second); err == nil {
+					mu.Lock()
+					rcodes[r.Rcode]++
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if rcodes[dns.RcodeRefused] == 0 {
+		t.Fatalf("no query was refused: rcodes %v", rcodes)
+	}
+	// Which reason drops them depends on timing: a query queued behind
+	// the sleeping worker past the deadline (500 ms), or one that arrives
+	// once the stall is known (workers). Either is counted.
+	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	dropped := 0.0
+	for _, reason := range []string{"deadline", "workers", "codel", "full"} {
+		dropped += metric(t, metrics, `coredns_codel_drops_total{reason="`+reason+`",server="`+server+`"}`)
+	}
+	if dropped < float64(rcodes[dns.RcodeRefused]) {
+		t.Fatalf("%v refused answers but %v drops counted", rcodes[dns.RcodeRefused], dropped)
+	}
+}
