@@ -56,7 +56,12 @@ type Config struct {
 	Capacity   int           // queued queries at most (default 8192)
 	StallAfter time.Duration // no worker finished anything for this long while queries wait: add one (default 2ms)
 	IdleRetire time.Duration // an added worker idle this long exits (default 5s)
-	Clock      func() int64  // monotonic nanoseconds (default Now)
+	FIFO       bool          // always serve the oldest first (default: newest first under sustained congestion)
+	// Feed, if set, is called by each worker before it takes its next
+	// query, outside the lock: a way for the caller to queue, without
+	// waiting, what has arrived meanwhile (packets on a socket).
+	Feed  func()
+	Clock func() int64 // monotonic nanoseconds (default Now)
 }
 
 func (c Config) withDefaults() Config {
@@ -113,11 +118,14 @@ type Queue struct {
 	ring     []entry
 	head, n  int
 	ctl      Controller
+	over     overload
 	idle     []*worker // parked, most recent last: the warmest is woken first
 	workers  []*worker // running
 	progress uint64    // queries taken so far
 	watching bool      // the stall timer is armed
 	from     uint64    // progress when it was armed
+	armedAt  int64     // wall clock (ns) when it was armed
+	cpuAt    int64     // the process's CPU time then
 	stall    *time.Timer
 	stalled  bool // no worker may be added and none made progress
 	closed   bool
@@ -135,6 +143,7 @@ func New(cfg Config) *Queue {
 		shed:     2 * int64(cfg.Target),
 		ring:     make([]entry, cfg.Capacity),
 		ctl:      Controller{Target: int64(cfg.Target), Interval: int64(cfg.Interval)},
+		over:     overload{target: int64(cfg.Target), interval: int64(cfg.Interval)},
 	}
 	q.stall = time.AfterFunc(time.Hour, q.checkStall)
 	q.stall.Stop()
@@ -206,21 +215,28 @@ func (q *Queue) popTail() entry {
 // *dropped (to be told outside the lock). Called with q.mu held.
 //
 // CoDel watches the head, the oldest query: its wait is the queue's
-// standing delay. While that delay is above target (congested), the newest
-// query is served first (adaptive LIFO): the oldest are the ones resolvers
-// have given up on, and they are dropped from the head by the control law,
-// or at twice the target once the law is dropping (as folly's Codel sheds).
+// standing delay, and the RFC 8289 law drops from the head. On top of the
+// law, as folly's Codel does, a whole interval in which the head's wait
+// never fell below target makes the queue overloaded (see overload);
+// while overloaded, every query older than twice the target is shed from
+// the head, and the newest query is served first (adaptive LIFO): the
+// oldest are the ones resolvers have given up on. The law alone lets the
+// queue stand for an interval again each time it empties, which under
+// overload is often; a burst shorter than an interval is still served in
+// arrival order.
 func (q *Queue) next(now int64, dropped *[]drop) (entry, int64, bool) {
 	for q.n > 0 {
 		h := q.ring[q.head]
 		soj := now - h.arrival
 		reason := numReasons
+		lawDrops := q.ctl.Drop(now, soj, q.n)
+		over := q.over.observe(now, soj, q.ctl.Dropping())
 		switch {
 		case soj > q.deadline:
 			reason = Deadline
-		case q.ctl.Drop(now, soj, q.n):
+		case lawDrops:
 			reason = Late
-		case q.ctl.Dropping() && soj > q.shed:
+		case over && soj > q.shed:
 			reason = Late
 		}
 		if reason != numReasons {
@@ -229,7 +245,7 @@ func (q *Queue) next(now int64, dropped *[]drop) (entry, int64, bool) {
 			*dropped = append(*dropped, drop{h.task, reason})
 			continue
 		}
-		if q.ctl.Congested() && q.n > 1 {
+		if over && q.n > 1 && !q.cfg.FIFO {
 			e := q.popTail()
 			if s := now - e.arrival; s <= q.deadline {
 				return e, s, true
@@ -243,7 +259,36 @@ func (q *Queue) next(now int64, dropped *[]drop) (entry, int64, bool) {
 		return h, soj, true
 	}
 	q.ctl.Empty()
+	q.over.observe(now, 0, false)
 	return entry{}, 0, false
+}
+
+// overload says whether the queue is overloaded. It turns on when the law
+// starts dropping (the head's wait stayed above target for an interval),
+// and off after a whole interval in which the wait never rose above the
+// target: while overloaded, shedding keeps the wait between the target and
+// twice the target, and an instant of empty queue (a lull between two
+// bursts of packets) is not the end of the overload, as it is for the law.
+type overload struct {
+	target, interval int64
+	until            int64 // end of the interval being watched
+	max              int64 // largest wait seen in it
+	on               bool
+}
+
+func (o *overload) observe(now, sojourn int64, lawDropping bool) bool {
+	if lawDropping && !o.on {
+		o.on = true
+		o.max, o.until = sojourn, now+o.interval
+	}
+	if now >= o.until {
+		if o.on && o.max < o.target {
+			o.on = false
+		}
+		o.max, o.until = sojourn, now+o.interval
+	}
+	o.max = max(o.max, sojourn)
+	return o.on
 }
 
 // armStall starts the stall timer. Called with q.mu held, when a query is
@@ -251,14 +296,20 @@ func (q *Queue) next(now int64, dropped *[]drop) (entry, int64, bool) {
 func (q *Queue) armStall() {
 	q.watching = true
 	q.from = q.progress
+	q.armedAt = Now()
+	q.cpuAt = processCPU()
 	q.stall.Reset(q.cfg.StallAfter)
 }
 
-// checkStall runs when the stall timer fires: if queries wait, no worker
-// is idle and none has taken a query since the timer was armed, the
-// workers are blocked (in a plugin that does I/O, or sleeps) rather than
-// busy, and one more is started; at MaxWorkers, new queries are dropped
-// (Stalled) until a worker makes progress.
+// checkStall runs when the stall timer fires. If queries wait, no worker
+// is idle, none has taken a query since the timer was armed, and the
+// process has not been using its CPUs meanwhile, the workers are blocked
+// (in a plugin that does I/O, or sleeps) and one more is started; at
+// MaxWorkers, new queries are dropped (Stalled) until a worker makes
+// progress. Workers that are busy computing (a costly query, or simply
+// more queries than the CPUs can answer) are not blocked: more of them
+// would only take turns on the same CPUs, and the waits that CoDel sees
+// would stop being the waits that queries see.
 func (q *Queue) checkStall() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -266,7 +317,7 @@ func (q *Queue) checkStall() {
 	if q.closed || q.n == 0 || len(q.idle) > 0 {
 		return
 	}
-	if q.progress == q.from {
+	if q.progress == q.from && !q.computing() {
 		if len(q.workers) < q.cfg.MaxWorkers {
 			q.startWorker(true)
 		} else {
@@ -274,6 +325,16 @@ func (q *Queue) checkStall() {
 		}
 	}
 	q.armStall()
+}
+
+// computing reports whether the process used more than half of the CPU
+// time its Ps could have used since the stall timer was armed.
+func (q *Queue) computing() bool {
+	wall := Now() - q.armedAt
+	if wall <= 0 {
+		return false
+	}
+	return float64(processCPU()-q.cpuAt) > 0.5*float64(wall)*float64(runtime.GOMAXPROCS(0))
 }
 
 // Close stops taking new work into the queue (later Submits run in

@@ -2,6 +2,8 @@ package codel
 
 import (
 	"fmt"
+	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -106,9 +108,11 @@ func TestServesInArrivalOrderWhenNotCongested(t *testing.T) {
 	}
 }
 
-// TestNewestFirstWhenCongested: once the oldest query has waited past the
-// target, the newest is served first (adaptive LIFO).
-func TestNewestFirstWhenCongested(t *testing.T) {
+// TestNewestFirstUnderSustainedCongestion: a burst shorter than the
+// interval is served in arrival order; once the oldest query has waited
+// above target for a whole interval (CoDel dropping), the newest is served
+// first (adaptive LIFO).
+func TestNewestFirstUnderSustainedCongestion(t *testing.T) {
 	clock := newFake(1)
 	q := New(Config{Workers: 1, Clock: clock.now})
 	defer q.Close()
@@ -117,11 +121,119 @@ func TestNewestFirstWhenCongested(t *testing.T) {
 	for i, n := range []string{"old", "middle", "new"} {
 		q.Submit(&task{name: n, log: log}, 1+int64(i)*ms)
 	}
-	clock.set(8 * ms) // the oldest has waited 8 ms > 5 ms target
+	clock.set(8 * ms) // above target, but not for an interval yet
+	release()
+	waitFor(t, "the burst served", func() bool { return len(log.ran()) == 4 })
+	if got := log.ran(); got[1] != "old" || got[3] != "new" {
+		t.Fatalf("served %v; a short burst goes in arrival order", got)
+	}
+
+	// Overload: each query takes 1 ms of the clock and two more arrive
+	// meanwhile. After an interval above target the law drops, and from
+	// then on nothing older than twice the target is served, and the
+	// newest are served first: their waits are near zero, where serving
+	// the oldest first would serve waits between the target and twice it.
+	for _, fifo := range []bool{false, true} {
+		longest, median, drops := overloadRun(t, fifo)
+		if drops == 0 {
+			t.Fatalf("fifo=%v: no CoDel drop under a 2x overload", fifo)
+		}
+		if longest > 2*target+ms {
+			t.Fatalf("fifo=%v: once overloaded, a query was served after waiting %v", fifo, time.Duration(longest))
+		}
+		if !fifo && median > ms {
+			t.Fatalf("newest first: median wait %v once overloaded, want about 0", time.Duration(median))
+		}
+		if fifo && median < target {
+			t.Fatalf("oldest first: median wait %v once overloaded, want above the target", time.Duration(median))
+		}
+	}
+}
+
+// overloadRun runs 400 ms of a 2x overload and returns, for the queries
+// served after the first 200 ms, the longest and the median wait, and the
+// CoDel drops.
+func overloadRun(t *testing.T, fifo bool) (longest, median int64, drops uint64) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Clock: clock.now, FIFO: fifo})
+	defer q.Close()
+	src := &source{q: q, clock: clock, until: 400 * ms}
+	release := blockWorker(t, q, newEvents(), 1)
+	src.arrive(1)
+	release()
+	waitFor(t, "the overload to pass", func() bool { return src.done() && q.Stats().Queued == 0 })
+	var waits []int64
+	src.mu.Lock()
+	for _, x := range src.log {
+		if x.at >= 200*ms {
+			waits = append(waits, x.sojourn)
+		}
+	}
+	src.mu.Unlock()
+	slices.Sort(waits)
+	return waits[len(waits)-1], waits[len(waits)/2], q.Stats().Drops[Late]
+}
+
+// source is an overload on a fake clock: each query served takes 1 ms and
+// brings two new ones, until the clock reaches until.
+type source struct {
+	q     *Queue
+	clock *fakeClock
+	until int64
+	mu    sync.Mutex
+	seq   int
+	log   []served
+}
+
+type served struct {
+	seq         int
+	at, sojourn int64
+}
+
+type arrival struct {
+	s       *source
+	seq     int
+	arrival int64
+}
+
+func (s *source) arrive(now int64) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for range 2 {
+		if now < s.until {
+			s.seq++
+			s.q.Submit(&arrival{s, s.seq, now}, now)
+		}
+	}
+}
+
+func (s *source) done() bool { return s.clock.now() >= s.until }
+
+func (a *arrival) Run() {
+	now := a.s.clock.now()
+	a.s.mu.Lock()
+	a.s.log = append(a.s.log, served{a.seq, now, now - a.arrival})
+	a.s.mu.Unlock()
+	a.s.clock.set(now + ms)
+	a.s.arrive(now + ms)
+}
+
+func (a *arrival) Drop(Reason) {}
+
+func TestFIFOServesTheOldestEvenWhenCongested(t *testing.T) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Clock: clock.now, FIFO: true})
+	defer q.Close()
+	log := newEvents()
+	release := blockWorker(t, q, log, 1)
+	for i, n := range []string{"old", "middle", "new"} {
+		q.Submit(&task{name: n, log: log}, 1+int64(i)*ms)
+	}
+	clock.set(8 * ms)
 	release()
 	waitFor(t, "all served", func() bool { return len(log.ran()) == 4 })
-	if got := log.ran(); got[1] != "new" {
-		t.Fatalf("served %v, want the newest first once congested", got)
+	if got := log.ran(); got[1] != "old" {
+		t.Fatalf("served %v, want the oldest first with FIFO", got)
 	}
 }
 
@@ -169,10 +281,9 @@ func TestFullQueueDropsItsOldest(t *testing.T) {
 }
 
 // TestCoDelDropsAStandingQueue: a burst that takes 300 ms to serve, each
-// query taking 1 ms of the (simulated) clock. The head stays above target,
-// so after one interval CoDel starts dropping, and once dropping, every
-// query older than twice the target is shed: nothing is served late past
-// the interval.
+// query taking 1 ms of the (simulated) clock. The head stays above target:
+// after one interval the law starts dropping, the queue is overloaded, and
+// every query older than twice the target is shed.
 func TestCoDelDropsAStandingQueue(t *testing.T) {
 	clock := newFake(1)
 	q := New(Config{Workers: 1, Clock: clock.now})
@@ -191,10 +302,12 @@ func TestCoDelDropsAStandingQueue(t *testing.T) {
 	if st.Served+st.Drops[Late] != 301 {
 		t.Fatalf("served %d + dropped %d != 301 submitted", st.Served, st.Drops[Late])
 	}
-	// Served: those taken before the first drop, one interval (100 ms)
-	// after the head passed the target (5 ms), at 1 ms each.
+	// Served: the first interval (which began with a wait of 0), then
+	// one whole interval with every wait above target, at 1 ms each: from
+	// then on the queue is overloaded and everything older than twice the
+	// target is shed at once.
 	if served := len(log.ran()); served < 100 || served > 110 {
-		t.Fatalf("served %d; want about 105: the interval, then everything shed", served)
+		t.Fatalf("served %d; want about 105: one interval above target, then everything shed", served)
 	}
 }
 
@@ -213,6 +326,38 @@ func TestBlockedWorkerIsReplaced(t *testing.T) {
 	}
 	release()
 	waitFor(t, "the added worker to retire", func() bool { return q.Stats().Workers == 1 })
+}
+
+// spin is a query that computes for d: busy, not blocked.
+type spin struct {
+	d    time.Duration
+	done chan struct{}
+}
+
+func (s *spin) Run() {
+	for start := time.Now(); time.Since(start) < s.d; {
+	}
+	close(s.done)
+}
+func (s *spin) Drop(Reason) { close(s.done) }
+
+// TestComputingWorkerIsNotReplaced: a worker busy computing for 200 ms,
+// with queries waiting behind it and no CPU to spare, is not "blocked":
+// another worker would only take turns on the same CPU.
+func TestComputingWorkerIsNotReplaced(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	q := New(Config{Workers: 1, MaxWorkers: 8, StallAfter: time.Millisecond})
+	defer q.Close()
+	log := newEvents()
+	s := &spin{d: 200 * time.Millisecond, done: make(chan struct{})}
+	q.Submit(s, Now())
+	for i := range 10 {
+		q.Submit(&task{name: fmt.Sprint(i), log: log}, Now())
+	}
+	<-s.done
+	if w := q.Stats().Workers; w != 1 {
+		t.Fatalf("%d workers: a computing worker was taken for a blocked one", w)
+	}
 }
 
 func TestWorkerLimitIsADropReason(t *testing.T) {

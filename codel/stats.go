@@ -48,7 +48,8 @@ type Stats struct {
 	Drops    [numReasons]uint64 // by Reason
 	Queued   int                // queries waiting now
 	Workers  int                // workers running now
-	Dropping bool               // CoDel is in its dropping state
+	Dropping bool               // CoDel's law is in its dropping state
+	Overload bool               // the last interval's waits stayed above target
 	Served   uint64             // queries taken by a worker
 	// Sojourn counts the served queries' waits by bucket (SojournBounds,
 	// then +Inf), not cumulative; SojournSum is their sum in seconds.
@@ -61,7 +62,7 @@ type Stats struct {
 func (q *Queue) Stats() Stats {
 	var total workerStats
 	q.mu.Lock()
-	st := Stats{Drops: q.drops, Queued: q.n, Workers: len(q.workers), Dropping: q.ctl.Dropping()}
+	st := Stats{Drops: q.drops, Queued: q.n, Workers: len(q.workers), Dropping: q.ctl.Dropping(), Overload: q.over.on}
 	total.add(&q.retired)
 	for _, w := range q.workers {
 		total.add(&w.stats)

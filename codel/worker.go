@@ -25,7 +25,11 @@ func (q *Queue) startWorker(extra bool) {
 
 func (w *worker) loop() {
 	defer w.q.wg.Done()
+	feed := w.q.cfg.Feed
 	for {
+		if feed != nil {
+			feed()
+		}
 		e, sojourn, ok := w.take()
 		w.tellDropped()
 		if !ok {

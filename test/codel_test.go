@@ -2,12 +2,16 @@ package test
 
 import (
 	"fmt"
+	"net"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/conformance"
 )
 
 func queryA(addr, name, network string, timeout time.Duration) (*dns.Msg, error) {
@@ -153,5 +157,78 @@ func TestCodelDropsAreCountedAndAnswered(t *testing.T) {
 	}
 	if dropped < float64(rcodes[dns.RcodeRefused]) {
 		t.Fatalf("%v refused answers but %v drops counted", rcodes[dns.RcodeRefused], dropped)
+	}
+}
+
+// TestCodelSocketPathAnswersTheSame: under concurrent load codel's workers
+// read queries off the server's socket themselves (reader.go) instead of
+// CoreDNS's reader. Every UDP query of the conformance corpus, sent 16 at a
+// time, must get the answer the same server gave it when asked alone, and
+// the metric must show that queries did take that path. Malformed packets
+// sent into the same load get FORMERR or nothing, and no worker dies.
+func TestCodelSocketPathAnswersTheSame(t *testing.T) {
+	zones := conformanceZones(t)
+	var body strings.Builder
+	origins := make([]string, 0, len(zones))
+	for _, z := range zones {
+		fmt.Fprintf(&body, "    zonestore %s %s\n", z.path, z.origin)
+		origins = append(origins, z.origin)
+	}
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n%s", metrics, body.String()), origins...)
+	var qs []conformance.Query
+	for _, q := range conformance.Corpus(origins) {
+		if !q.TCP {
+			qs = append(qs, q)
+		}
+	}
+	alone := make([]*dns.Msg, len(qs))
+	for i, q := range qs {
+		r, err := exchange(t, s.addr, q.Msg(), false)
+		if err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+		alone[i] = r
+	}
+
+	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	before := metric(t, metrics, `coredns_codel_socket_reads_total{server="`+server+`"}`)
+	garbage := [][]byte{
+		{1, 2, 3}, // shorter than a header: ignored
+		{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'w'}, // a question cut short: FORMERR
+		{0, 2, 0x80, 0, 0, 1, 0, 0, 0, 0, 0, 0},      // a response: ignored
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for w := range 16 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if c, err := net.Dial("udp", s.addr); err == nil {
+				for _, g := range garbage {
+					c.Write(g)
+				}
+				c.Close()
+			}
+			for i := w; i < len(qs); i += 16 {
+				r, err := exchange(t, s.addr, qs[i].Msg(), false)
+				mu.Lock()
+				if err != nil {
+					t.Errorf("%s under load: %v", qs[i], err)
+				} else if d := diff(qs[i], alone[i], r); len(d) > 0 {
+					t.Errorf("%s under load differs from its answer alone:\n%s", qs[i], strings.Join(d, "\n"))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	reads := metric(t, metrics, `coredns_codel_socket_reads_total{server="`+server+`"}`) - before
+	t.Logf("%d queries under load, %v read off the socket by codel", len(qs), reads)
+	if reads == 0 {
+		t.Fatal("no query was read off the socket by codel's workers")
+	}
+	if r, err := queryA(s.addr, "www.example.org.", "udp", 2*time.Second); err != nil || len(r.Answer) == 0 {
+		t.Fatalf("after the malformed packets: %v %v", err, r)
 	}
 }

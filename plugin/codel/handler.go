@@ -3,8 +3,12 @@ package codel
 import (
 	"context"
 	"net"
+	"net/netip"
 	"runtime/debug"
+	"strings"
+	"sync/atomic"
 
+	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics/vars"
 	"github.com/coredns/coredns/request"
@@ -15,9 +19,80 @@ import (
 
 // Codel hands UDP queries to its queue; a worker runs the rest of the chain.
 type Codel struct {
-	Next plugin.Handler
-	q    *codel.Queue
-	drop int // the rcode a dropped query is answered with, or dropSilent
+	Next    plugin.Handler
+	q       *codel.Queue
+	drop    int  // the rcode a dropped query is answered with, or dropSilent
+	socket  bool // read the servers' UDP sockets too (reader.go)
+	server  string
+	readers atomic.Pointer[[]*reader]
+}
+
+// attach starts reading the UDP socket of s. It is CoreDNS's
+// UDPDecorateWriterFunc, called once per socket as the server starts.
+func (c *Codel) attach(s *dnsserver.Server) {
+	if !c.socket {
+		return
+	}
+	if len(s.TsigSecret) > 0 {
+		// miekg/dns's reader verifies TSIG before the chain; this one
+		// does not, so it leaves such servers alone.
+		log.Infof("%s has TSIG secrets: its UDP socket is read by CoreDNS alone", s.Addr)
+		return
+	}
+	addr, err := netip.ParseAddrPort(strings.TrimPrefix(s.Addr, "dns://"))
+	if err != nil || addr.Addr().IsUnspecified() {
+		// Answers from a wildcard socket need the destination address of
+		// each query (IP_PKTINFO), which this reader does not carry.
+		log.Infof("%s is not bound to one address (use bind): its UDP socket is read by CoreDNS alone", s.Addr)
+		return
+	}
+	r, err := newReader(c, s)
+	if err != nil {
+		log.Warningf("reading %s: %v; CoreDNS's reader serves it alone", s.Addr, err)
+		return
+	}
+	for {
+		old := c.readers.Load()
+		var next []*reader
+		if old != nil {
+			next = append(next, *old...)
+		}
+		next = append(next, r)
+		if c.readers.CompareAndSwap(old, &next) {
+			return
+		}
+	}
+}
+
+// feed is the queue's Feed: each worker, before its next query, queues
+// what has arrived on the sockets.
+func (c *Codel) feed() {
+	if rs := c.readers.Load(); rs != nil {
+		for _, r := range *rs {
+			r.feed()
+		}
+	}
+}
+
+// stop closes the readers, then drains the queue.
+func (c *Codel) stop() {
+	if rs := c.readers.Swap(nil); rs != nil {
+		for _, r := range *rs {
+			r.close()
+		}
+	}
+	c.q.Close()
+}
+
+// socketReads returns how many packets the readers took off the sockets.
+func (c *Codel) socketReads() uint64 {
+	var n uint64
+	if rs := c.readers.Load(); rs != nil {
+		for _, r := range *rs {
+			n += r.reads.Load()
+		}
+	}
+	return n
 }
 
 // ServeDNS implements plugin.Handler. Over UDP it queues the query and
@@ -27,6 +102,10 @@ type Codel struct {
 // query waits behind another's, the chain runs in place; a plugin that
 // suspends work (Hop.Suspend) still has it checked against the deadline.
 func (c *Codel) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if arrival, ok := ctx.Value(admitted{}).(int64); ok {
+		// Read off the socket by this plugin and taken by a worker: go on.
+		return plugin.NextOrFailure(pluginName, c.Next, codel.NewContext(ctx, codel.Hop{Queue: c.q, Arrival: arrival}), w, r)
+	}
 	arrival := c.q.Config().Clock()
 	if _, udp := w.RemoteAddr().(*net.UDPAddr); !udp {
 		return plugin.NextOrFailure(pluginName, c.Next, codel.NewContext(ctx, codel.Hop{Arrival: arrival}), w, r)

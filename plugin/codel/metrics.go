@@ -15,40 +15,42 @@ var (
 	dropsDesc    = desc("drops_total", "Queries dropped, by reason: full (the queue was full), codel (waited too long by the CoDel law), deadline (older than the deadline at some hop), workers (every worker blocked and no more allowed).", "reason")
 	sojournDesc  = desc("sojourn_seconds", "How long served queries waited, from arrival to the moment a worker took them.")
 	queueDesc    = desc("queue_length", "Queries waiting now.")
-	droppingDesc = desc("dropping", "1 while CoDel is in its dropping state.")
+	droppingDesc = desc("dropping", "1 while CoDel's control law is in its dropping state.")
+	overloadDesc = desc("overloaded", "1 while overloaded (waits stayed above target for the last whole interval): newest first, and anything older than twice the target shed.")
 	workersDesc  = desc("workers", "Workers running now, replacements for blocked ones included.")
 	panicsDesc   = desc("panics_total", "Queries whose chain panicked on a worker; each got SERVFAIL and the worker went on.")
+	readsDesc    = desc("socket_reads_total", "UDP queries that codel read off the server's socket itself (the rest came through CoreDNS's reader).")
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(prometheus.BuildFQName(plugin.Namespace, pluginName, name), help, append([]string{"server"}, labels...), nil)
 }
 
-// registry is the set of running queues, each with its server's label.
+// registry is the set of running codel instances.
 type registry struct {
-	mu     sync.Mutex
-	queues map[*codel.Queue]string
+	mu        sync.Mutex
+	instances map[*Codel]bool
 }
 
-var queues = &registry{queues: map[*codel.Queue]string{}}
+var queues = &registry{instances: map[*Codel]bool{}}
 
 func init() { prometheus.MustRegister(queues) }
 
-func (r *registry) add(q *codel.Queue, server string) {
+func (r *registry) add(c *Codel) {
 	r.mu.Lock()
-	r.queues[q] = server
+	r.instances[c] = true
 	r.mu.Unlock()
 }
 
-func (r *registry) remove(q *codel.Queue) {
+func (r *registry) remove(c *Codel) {
 	r.mu.Lock()
-	delete(r.queues, q)
+	delete(r.instances, c)
 	r.mu.Unlock()
 }
 
 // Describe implements prometheus.Collector.
 func (r *registry) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dropsDesc, sojournDesc, queueDesc, droppingDesc, workersDesc, panicsDesc} {
+	for _, d := range []*prometheus.Desc{dropsDesc, sojournDesc, queueDesc, droppingDesc, overloadDesc, workersDesc, panicsDesc, readsDesc} {
 		ch <- d
 	}
 }
@@ -58,8 +60,11 @@ func (r *registry) Describe(ch chan<- *prometheus.Desc) {
 func (r *registry) Collect(ch chan<- prometheus.Metric) {
 	r.mu.Lock()
 	sums := map[string]*codel.Stats{}
-	for q, server := range r.queues {
-		st := q.Stats()
+	reads := map[string]uint64{}
+	for c := range r.instances {
+		server := c.server
+		reads[server] += c.socketReads()
+		st := c.q.Stats()
 		s, ok := sums[server]
 		if !ok {
 			sums[server] = &st
@@ -74,6 +79,7 @@ func (r *registry) Collect(ch chan<- prometheus.Metric) {
 		s.Queued += st.Queued
 		s.Workers += st.Workers
 		s.Dropping = s.Dropping || st.Dropping
+		s.Overload = s.Overload || st.Overload
 		s.Served += st.Served
 		s.SojournSum += st.SojournSum
 		s.Panics += st.Panics
@@ -97,7 +103,13 @@ func (r *registry) Collect(ch chan<- prometheus.Metric) {
 			dropping = 1
 		}
 		ch <- prometheus.MustNewConstMetric(droppingDesc, prometheus.GaugeValue, dropping, server)
+		overloaded := 0.0
+		if st.Overload {
+			overloaded = 1
+		}
+		ch <- prometheus.MustNewConstMetric(overloadDesc, prometheus.GaugeValue, overloaded, server)
 		ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(st.Workers), server)
 		ch <- prometheus.MustNewConstMetric(panicsDesc, prometheus.CounterValue, float64(st.Panics), server)
+		ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(reads[server]), server)
 	}
 }

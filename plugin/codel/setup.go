@@ -24,19 +24,31 @@ var log = clog.NewWithPlugin(pluginName)
 func init() { plugin.Register(pluginName, setup) }
 
 func setup(c *caddy.Controller) error {
-	cfg, drop, err := parse(c)
+	cfg, opts, err := parse(c)
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
-	h := &Codel{q: codel.New(cfg), drop: drop}
-	server := serverLabel(dnsserver.GetConfig(c))
-	queues.add(h.q, server)
+	config := dnsserver.GetConfig(c)
+	h := &Codel{drop: opts.drop, socket: opts.socket, server: serverLabel(config)}
+	cfg.Feed = h.feed
+	h.q = codel.New(cfg)
+	queues.add(h)
 	c.OnShutdown(func() error {
-		h.q.Close()
-		queues.remove(h.q)
+		h.stop()
+		queues.remove(h)
 		return nil
 	})
-	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
+	// Called once per UDP socket when the server starts: the moment the
+	// socket exists. Chained with any decorator already set (shed's).
+	prev := config.UDPDecorateWriterFunc
+	config.UDPDecorateWriterFunc = func(s *dnsserver.Server) dns.DecorateWriter {
+		h.attach(s)
+		if prev != nil {
+			return prev(s)
+		}
+		return nil
+	}
+	config.AddPlugin(func(next plugin.Handler) plugin.Handler {
 		h.Next = next
 		return h
 	})
@@ -45,6 +57,12 @@ func setup(c *caddy.Controller) error {
 
 // dropSilent means a dropped query gets no answer at all.
 const dropSilent = -1
+
+// options are the Corefile settings that are the plugin's, not the queue's.
+type options struct {
+	drop   int  // rcode for dropped queries, or dropSilent
+	socket bool // read the UDP socket (default on)
+}
 
 // parse reads
 //
@@ -56,64 +74,78 @@ const dropSilent = -1
 //	    max_workers N
 //	    queue N
 //	    drop silent|refused|servfail
+//	    fifo
+//	    socket on|off
 //	}
 //
 // where every setting, and the block, may be left out.
-func parse(c *caddy.Controller) (codel.Config, int, error) {
+func parse(c *caddy.Controller) (codel.Config, options, error) {
 	var cfg codel.Config
-	drop := dropSilent
+	opts := options{drop: dropSilent, socket: true}
 	i := 0
 	for c.Next() {
 		if i > 0 {
-			return cfg, 0, plugin.ErrOnce
+			return cfg, opts, plugin.ErrOnce
 		}
 		i++
 		if len(c.RemainingArgs()) > 0 {
-			return cfg, 0, c.ArgErr()
+			return cfg, opts, c.ArgErr()
 		}
 		for c.NextBlock() {
 			key := c.Val()
 			args := c.RemainingArgs()
+			if key == "fifo" {
+				if len(args) != 0 {
+					return cfg, opts, c.ArgErr()
+				}
+				cfg.FIFO = true
+				continue
+			}
 			if len(args) != 1 {
-				return cfg, 0, c.Errf("%s takes one value", key)
+				return cfg, opts, c.Errf("%s takes one value", key)
 			}
 			v := args[0]
 			switch key {
 			case "target", "interval", "deadline":
 				d, err := time.ParseDuration(v)
 				if err != nil || d <= 0 {
-					return cfg, 0, c.Errf("%s %q: want a positive duration", key, v)
+					return cfg, opts, c.Errf("%s %q: want a positive duration", key, v)
 				}
 				*map[string]*time.Duration{"target": &cfg.Target, "interval": &cfg.Interval, "deadline": &cfg.Deadline}[key] = d
 			case "workers", "max_workers", "queue":
 				n, err := strconv.Atoi(v)
 				if err != nil || n <= 0 {
-					return cfg, 0, c.Errf("%s %q: want a positive integer", key, v)
+					return cfg, opts, c.Errf("%s %q: want a positive integer", key, v)
 				}
 				*map[string]*int{"workers": &cfg.Workers, "max_workers": &cfg.MaxWorkers, "queue": &cfg.Capacity}[key] = n
 			case "drop":
 				switch v {
 				case "silent":
-					drop = dropSilent
+					opts.drop = dropSilent
 				case "refused":
-					drop = dns.RcodeRefused
+					opts.drop = dns.RcodeRefused
 				case "servfail":
-					drop = dns.RcodeServerFailure
+					opts.drop = dns.RcodeServerFailure
 				default:
-					return cfg, 0, c.Errf("drop %q: want silent, refused or servfail", v)
+					return cfg, opts, c.Errf("drop %q: want silent, refused or servfail", v)
 				}
+			case "socket":
+				if v != "on" && v != "off" {
+					return cfg, opts, c.Errf("socket %q: want on or off", v)
+				}
+				opts.socket = v == "on"
 			default:
-				return cfg, 0, c.Errf("unknown property %q", key)
+				return cfg, opts, c.Errf("unknown property %q", key)
 			}
 		}
 	}
 	if cfg.Target != 0 && cfg.Interval != 0 && cfg.Target >= cfg.Interval {
-		return cfg, 0, c.Errf("target %s must be shorter than interval %s", cfg.Target, cfg.Interval)
+		return cfg, opts, c.Errf("target %s must be shorter than interval %s", cfg.Target, cfg.Interval)
 	}
 	if cfg.Workers != 0 && cfg.MaxWorkers != 0 && cfg.MaxWorkers < cfg.Workers {
-		return cfg, 0, c.Errf("max_workers %d is fewer than workers %d", cfg.MaxWorkers, cfg.Workers)
+		return cfg, opts, c.Errf("max_workers %d is fewer than workers %d", cfg.MaxWorkers, cfg.Workers)
 	}
-	return cfg, drop, nil
+	return cfg, opts, nil
 }
 
 // serverLabel names the server as CoreDNS's own metrics do ("dns://:53").

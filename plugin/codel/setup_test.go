@@ -31,6 +31,9 @@ func TestParse(t *testing.T) {
 				t.Errorf("drop %d", drop)
 			}
 		}},
+		{"codel {\n fifo\n}", true, nil},
+		{"codel {\n socket off\n}", true, nil},
+		{"codel {\n socket maybe\n}", false, nil},
 		{"codel extra", false, nil},
 		{"codel {\n target 0s\n}", false, nil},
 		{"codel {\n target soon\n}", false, nil},
@@ -40,15 +43,16 @@ func TestParse(t *testing.T) {
 		{"codel {\n target 200ms\n interval 100ms\n}", false, nil},
 		{"codel {\n workers 8\n max_workers 4\n}", false, nil},
 		{"codel {\n lifo\n}", false, nil},
+		{"codel {\n fifo on\n}", false, nil},
 		{"codel\ncodel", false, nil},
 	} {
-		cfg, drop, err := parse(caddy.NewTestController("dns", c.in))
+		cfg, opts, err := parse(caddy.NewTestController("dns", c.in))
 		if (err == nil) != c.ok {
 			t.Errorf("%q: err %v, want ok=%v", c.in, err, c.ok)
 			continue
 		}
 		if c.want != nil {
-			c.want(t, cfg.Target, cfg.Interval, cfg.Deadline, cfg.Workers, cfg.MaxWorkers, cfg.Capacity, drop)
+			c.want(t, cfg.Target, cfg.Interval, cfg.Deadline, cfg.Workers, cfg.MaxWorkers, cfg.Capacity, opts.drop)
 		}
 	}
 }

@@ -1,0 +1,267 @@
+// Command loadgen is an open-loop DNS load generator: it sends queries at a
+// fixed offered rate whatever the server answers, and reports how many were
+// answered, answered on time, answered with an error, or never answered,
+// with latency percentiles from a histogram. A closed-loop tool (dnsperf)
+// slows down when the server does, and so never shows what overload does
+// to the queries that keep arriving; this one does.
+//
+//	go run ./bench/loadgen -server 127.0.0.1:15353 -queries bench/out/queries.txt -rate 50000 -duration 10s
+//
+// Bounded: it stops sending after -duration or -max queries, waits -wait
+// for the last answers, and exits. It sends to the address it is given and
+// nowhere else; use a loopback address.
+//
+// Query file: one query a line, "NAME TYPE [do]" (dnsperf's format, plus an
+// optional DO bit). A label _rand_ in NAME is replaced, at every send, by
+// six hex digits of a counter, so that each such query asks a new name.
+package main
+
+import (
+	"bufio"
+	"encoding/binary"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log"
+	"net"
+	"os"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// query is one packed query of the file.
+type query struct {
+	wire []byte
+	rand int // offset of the _rand_ label's six octets, or -1
+}
+
+func load(path string, bufsize uint16) ([]query, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var qs []query
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		fields := strings.Fields(sc.Text())
+		if len(fields) == 0 || strings.HasPrefix(fields[0], "#") {
+			continue
+		}
+		if len(fields) < 2 {
+			return nil, fmt.Errorf("%s line %d: want NAME TYPE [do]", path, line)
+		}
+		qtype, ok := dns.StringToType[strings.ToUpper(fields[1])]
+		if !ok {
+			return nil, fmt.Errorf("%s line %d: unknown type %q", path, line, fields[1])
+		}
+		m := new(dns.Msg)
+		m.SetQuestion(dns.Fqdn(fields[0]), qtype)
+		m.RecursionDesired = false
+		do := len(fields) > 2 && strings.EqualFold(fields[2], "do")
+		if do || bufsize > 0 {
+			m.SetEdns0(max(bufsize, 1232), do)
+		}
+		wire, err := m.Pack()
+		if err != nil {
+			return nil, fmt.Errorf("%s line %d: %v", path, line, err)
+		}
+		q := query{wire: wire, rand: -1}
+		if i := strings.Index(string(wire), "\x06_rand_"); i >= 0 {
+			q.rand = i + 1
+		}
+		qs = append(qs, q)
+	}
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("%s: no queries", path)
+	}
+	return qs, sc.Err()
+}
+
+// conn is one socket: 65536 IDs, each used once, so that an answer is
+// matched to its query without doubt.
+type conn struct {
+	c    *net.UDPConn
+	sent [65536]atomic.Int64 // send time (ns since start) of ID i; 0 when answered or unused
+}
+
+type result struct {
+	Offered     float64 `json:"offered_qps"`
+	Seconds     float64 `json:"seconds"`
+	Sent        int64   `json:"sent"`
+	Answered    int64   `json:"answered"`
+	OnTime      int64   `json:"on_time"`
+	ServFail    int64   `json:"servfail"`
+	Refused     int64   `json:"refused"`
+	Unanswered  int64   `json:"unanswered"`
+	P50         float64 `json:"p50_ms"`
+	P90         float64 `json:"p90_ms"`
+	P99         float64 `json:"p99_ms"`
+	P999        float64 `json:"p999_ms"`
+	OnTimeRate  float64 `json:"on_time_rate"`
+	GoodputQPS  float64 `json:"on_time_qps"`
+	AnsweredQPS float64 `json:"answered_qps"`
+	DeadlineMs  float64 `json:"deadline_ms"`
+}
+
+func main() {
+	server := flag.String("server", "127.0.0.1:15353", "server address (loopback)")
+	file := flag.String("queries", "bench/out/queries.txt", "query file: NAME TYPE [do] a line")
+	rate := flag.Float64("rate", 10000, "offered queries per second")
+	duration := flag.Duration("duration", 10*time.Second, "how long to send")
+	maxQ := flag.Int("max", 4_000_000, "queries at most")
+	wait := flag.Duration("wait", time.Second, "how long to wait for answers after the last query")
+	deadline := flag.Duration("deadline", 100*time.Millisecond, "an answer later than this is not on time")
+	bufsize := flag.Uint("bufsize", 0, "EDNS UDP size to advertise on every query (0: only on DO queries)")
+	asJSON := flag.Bool("json", false, "print the result as one JSON line")
+	inflight := flag.Int("inflight", 0, "closed loop instead: keep this many queries outstanding (to measure capacity)")
+	flag.Parse()
+
+	qs, err := load(*file, uint16(*bufsize))
+	if err != nil {
+		log.Fatal(err)
+	}
+	total := min(int(*rate*duration.Seconds()), *maxQ)
+	var tokens chan struct{}
+	if *inflight > 0 {
+		total = *maxQ
+		tokens = make(chan struct{}, *inflight)
+		for range *inflight {
+			tokens <- struct{}{}
+		}
+	}
+	conns := make([]*conn, (total+65535)/65536)
+	raddr, err := net.ResolveUDPAddr("udp", *server)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for i := range conns {
+		c, err := net.DialUDP("udp", nil, raddr)
+		if err != nil {
+			log.Fatal(err)
+		}
+		c.SetReadBuffer(4 << 20)
+		conns[i] = &conn{c: c}
+	}
+
+	var (
+		hist                                histogram
+		answered, onTime, servfail, refused atomic.Int64
+		wg                                  sync.WaitGroup
+	)
+	start := time.Now()
+	dl := deadline.Nanoseconds()
+	for _, c := range conns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			buf := make([]byte, 65535)
+			for {
+				n, err := c.c.Read(buf)
+				if err != nil {
+					if ne, ok := err.(net.Error); ok && ne.Timeout() {
+						return
+					}
+					continue // ICMP errors from a server that is starting or gone
+				}
+				if n < 12 || buf[2]&0x80 == 0 {
+					continue
+				}
+				now := time.Since(start).Nanoseconds()
+				id := binary.BigEndian.Uint16(buf)
+				t := c.sent[id].Swap(0)
+				if t == 0 {
+					continue // a duplicate, or not ours
+				}
+				if tokens != nil {
+					select {
+					case tokens <- struct{}{}:
+					default: // the loop has stopped sending
+					}
+				}
+				lat := now - t
+				hist.add(lat)
+				answered.Add(1)
+				if lat <= dl {
+					onTime.Add(1)
+				}
+				switch buf[3] & 0xF {
+				case dns.RcodeServerFailure:
+					servfail.Add(1)
+				case dns.RcodeRefused:
+					refused.Add(1)
+				}
+			}
+		}()
+	}
+
+	// Open loop: query i goes out at i/rate seconds, answered or not.
+	// Closed loop: a query goes out when an answer comes back (or after
+	// 50 ms without one, so that lost queries do not stop the loop).
+	pkt := make([]byte, 0, 512)
+	sent := 0
+	lost := time.NewTimer(time.Hour)
+	for sent < total && time.Since(start) < *duration {
+		due := min(int(time.Since(start).Seconds()**rate), total)
+		if tokens != nil {
+			lost.Reset(50 * time.Millisecond)
+			select {
+			case <-tokens:
+			case <-lost.C:
+			}
+			due = sent + 1
+		}
+		for ; sent < due; sent++ {
+			q := qs[sent%len(qs)]
+			pkt = append(pkt[:0], q.wire...)
+			if q.rand >= 0 {
+				const hex = "0123456789abcdef"
+				for j := range 6 {
+					pkt[q.rand+j] = hex[(sent>>(4*(5-j)))&0xF]
+				}
+			}
+			c := conns[sent/65536]
+			id := uint16(sent)
+			binary.BigEndian.PutUint16(pkt, id)
+			c.sent[id].Store(max(time.Since(start).Nanoseconds(), 1))
+			c.c.Write(pkt)
+		}
+		if tokens == nil {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	sendTime := time.Since(start)
+	for _, c := range conns {
+		c.c.SetReadDeadline(time.Now().Add(*wait))
+	}
+	wg.Wait()
+
+	if tokens != nil {
+		*rate = float64(sent) / sendTime.Seconds()
+	}
+	r := result{
+		Offered: *rate, Seconds: sendTime.Seconds(), Sent: int64(sent),
+		Answered: answered.Load(), OnTime: onTime.Load(), ServFail: servfail.Load(), Refused: refused.Load(),
+		DeadlineMs: float64(dl) / 1e6,
+	}
+	r.Unanswered = r.Sent - r.Answered
+	r.P50, r.P90, r.P99, r.P999 = hist.quantile(0.5), hist.quantile(0.9), hist.quantile(0.99), hist.quantile(0.999)
+	// Error answers (a server's way of shedding, when told to answer
+	// dropped queries) are not on time: they answer nothing.
+	good := r.OnTime - r.ServFail - r.Refused
+	r.OnTimeRate = float64(good) / float64(r.Sent)
+	r.GoodputQPS = float64(good) / r.Seconds
+	r.AnsweredQPS = float64(r.Answered) / r.Seconds
+	if *asJSON {
+		json.NewEncoder(os.Stdout).Encode(r)
+		return
+	}
+	fmt.Printf("offered %.0f q/s for %.1f s: sent %d, answered %d (%.0f q/s), on time (<= %v) %d (%.1f%%, %.0f q/s)\n",
+		r.Offered, r.Seconds, r.Sent, r.Answered, r.AnsweredQPS, *deadline, good, 100*r.OnTimeRate, r.GoodputQPS)
+	fmt.Printf("unanswered %d, SERVFAIL %d, REFUSED %d\n", r.Unanswered, r.ServFail, r.Refused)
+	fmt.Printf("latency of answers: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, p99.9 %.3f ms\n", r.P50, r.P90, r.P99, r.P999)
+}

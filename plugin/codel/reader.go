@@ -1,0 +1,236 @@
+package codel
+
+import (
+	"context"
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/codel"
+)
+
+// reader takes UDP queries off the server's socket itself, so that their
+// arrival is stamped when they leave the kernel, not when a goroutine
+// spawned for them gets to run. CoreDNS's reader loop (one goroutine per
+// packet) reads the same socket; under load it is the Go scheduler's
+// netpoll that wakes it, every 10 ms or so on a busy P, while packets wait
+// in the socket's buffer where no one sees them. Here every worker, before
+// it takes its next query, drains what has arrived into the queue (feed),
+// and one goroutine blocks on the socket for when the workers are idle
+// (run): the queue CoDel watches is then the one the queries are in.
+type reader struct {
+	c       *Codel
+	server  *dnsserver.Server
+	conn    *net.UDPConn // run reads it, and answers go out through it
+	raw     syscall.RawConn
+	feedRaw syscall.RawConn // a second descriptor: run waits holding conn's read lock
+	feedCon *net.UDPConn
+	local   net.Addr
+	feeding atomic.Bool
+	reads   atomic.Uint64 // packets read here, counted per batch
+	done    chan struct{}
+}
+
+const batch = 32 // packets read at most per feed
+
+// packetSize is the largest query read here. Queries are small; 4096
+// octets leave room for EDNS options and a TSIG record. A longer datagram
+// is cut short by the kernel, fails to unpack and gets FORMERR (miekg/dns's
+// own reader takes 512 octets at most).
+const packetSize = 4096
+
+// packets are buffers for queued packets, returned when the query ends.
+var packets = sync.Pool{New: func() any { b := make([]byte, packetSize); return &b }}
+
+func newReader(c *Codel, s *dnsserver.Server) (*reader, error) {
+	addr, err := netip.ParseAddrPort(strings.TrimPrefix(s.Addr, "dns://"))
+	if err != nil {
+		return nil, err
+	}
+	conn, err := sharedSocket(addr)
+	if err != nil {
+		return nil, err
+	}
+	feedCon, err := sharedSocket(addr)
+	if err != nil {
+		conn.Close()
+		return nil, err
+	}
+	raw, err := conn.SyscallConn()
+	if err == nil {
+		var feedRaw syscall.RawConn
+		if feedRaw, err = feedCon.SyscallConn(); err == nil {
+			r := &reader{c: c, server: s, conn: conn, raw: raw, feedCon: feedCon, feedRaw: feedRaw,
+				local: conn.LocalAddr(), done: make(chan struct{})}
+			go r.run()
+			return r, nil
+		}
+	}
+	conn.Close()
+	feedCon.Close()
+	return nil, err
+}
+
+// run blocks on the socket and queues what it reads.
+func (r *reader) run() {
+	defer close(r.done)
+	for {
+		err := r.raw.Read(func(fd uintptr) bool {
+			return r.drain(fd) > 0 // none: wait for the socket to be readable
+		})
+		if err != nil {
+			return // closed
+		}
+	}
+}
+
+// feed queues, without waiting, what has arrived on the socket; a worker
+// calls it before it takes a query. One worker at a time: the others go
+// on serving.
+func (r *reader) feed() {
+	if !r.feeding.CompareAndSwap(false, true) {
+		return
+	}
+	r.feedRaw.Read(func(fd uintptr) bool {
+		r.drain(fd)
+		return true
+	})
+	r.feeding.Store(false)
+}
+
+// drain reads up to a batch of packets from fd and submits each with its
+// arrival time. It returns how many it read.
+func (r *reader) drain(fd uintptr) int {
+	n := 0
+	for ; n < batch; n++ {
+		bp := packets.Get().(*[]byte)
+		size, from, err := syscall.Recvfrom(int(fd), *bp, syscall.MSG_DONTWAIT)
+		if err != nil {
+			packets.Put(bp)
+			break
+		}
+		arrival := r.c.q.Config().Clock()
+		if size < 12 {
+			packets.Put(bp)
+			continue
+		}
+		r.c.q.Submit(&packet{r: r, buf: bp, n: size, from: sockaddr(from), arrival: arrival}, arrival)
+	}
+	if n > 0 {
+		r.reads.Add(uint64(n))
+	}
+	return n
+}
+
+func sockaddr(sa syscall.Sockaddr) netip.AddrPort {
+	switch a := sa.(type) {
+	case *syscall.SockaddrInet4:
+		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
+	case *syscall.SockaddrInet6:
+		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port))
+	}
+	return netip.AddrPort{}
+}
+
+func (r *reader) close() {
+	r.conn.Close()
+	r.feedCon.Close()
+	<-r.done
+}
+
+// admitted marks a query that codel has already queued and a worker is
+// serving: codel's ServeDNS, met again in the server's chain, runs it in
+// place.
+type admitted struct{}
+
+// packet is a query read here, waiting in the queue as raw bytes.
+type packet struct {
+	r       *reader
+	buf     *[]byte
+	n       int
+	from    netip.AddrPort
+	arrival int64
+}
+
+// Run does what miekg/dns's server does with a packet (refuse what is not
+// a query, FORMERR for what does not unpack), then hands the message to
+// CoreDNS's server, whose ServeDNS runs the whole chain: this plugin
+// included, which sees the mark and goes on in place.
+func (p *packet) Run() {
+	defer packets.Put(p.buf)
+	m := (*p.buf)[:p.n]
+	w := &udpWriter{conn: p.r.conn, to: p.from, local: p.r.local}
+	h := dns.Header{Id: binary.BigEndian.Uint16(m), Bits: binary.BigEndian.Uint16(m[2:]),
+		Qdcount: binary.BigEndian.Uint16(m[4:]), Ancount: binary.BigEndian.Uint16(m[6:]),
+		Nscount: binary.BigEndian.Uint16(m[8:]), Arcount: binary.BigEndian.Uint16(m[10:])}
+	action := dns.DefaultMsgAcceptFunc(h)
+	if action == dns.MsgRejectNotImplemented && h.Qdcount == 1 {
+		action = dns.MsgAccept // CoreDNS's server knows which opcodes its plugins take
+	}
+	req := new(dns.Msg)
+	switch action {
+	case dns.MsgIgnore:
+		return
+	case dns.MsgAccept:
+		if err := req.Unpack(m); err == nil {
+			break
+		}
+		fallthrough
+	default: // as miekg/dns: the header echoed, FORMERR or NOTIMP, no sections
+		req.Id, req.Opcode = h.Id, int(h.Bits>>11)&0xF
+		req.Response, req.RecursionDesired = true, h.Bits&(1<<8) != 0
+		req.Rcode = dns.RcodeFormatError
+		if action == dns.MsgRejectNotImplemented {
+			req.Rcode = dns.RcodeNotImplemented
+		}
+		w.WriteMsg(req)
+		return
+	}
+	ctx := context.WithValue(context.Background(), dnsserver.Key{}, p.r.server)
+	ctx = context.WithValue(ctx, dnsserver.LoopKey{}, 0)
+	ctx = context.WithValue(ctx, admitted{}, p.arrival)
+	p.r.server.ServeDNS(ctx, w, req)
+}
+
+// Drop answers as the drop mode says; silent by default.
+func (p *packet) Drop(codel.Reason) {
+	defer packets.Put(p.buf)
+	if p.r.c.drop == dropSilent {
+		return
+	}
+	req := new(dns.Msg)
+	if req.Unpack((*p.buf)[:p.n]) != nil || len(req.Question) != 1 || req.Response {
+		return
+	}
+	(&query{c: p.r.c, w: &udpWriter{conn: p.r.conn, to: p.from, local: p.r.local}, r: req}).reply(p.r.c.drop)
+}
+
+// udpWriter answers a packet read here, from the server's own socket.
+type udpWriter struct {
+	conn  *net.UDPConn
+	to    netip.AddrPort
+	local net.Addr
+}
+
+func (w *udpWriter) LocalAddr() net.Addr  { return w.local }
+func (w *udpWriter) RemoteAddr() net.Addr { return net.UDPAddrFromAddrPort(w.to) }
+func (w *udpWriter) WriteMsg(m *dns.Msg) error {
+	b, err := m.Pack()
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+func (w *udpWriter) Write(b []byte) (int, error) { return w.conn.WriteToUDPAddrPort(b, w.to) }
+func (w *udpWriter) Close() error                { return nil }
+func (w *udpWriter) TsigStatus() error           { return nil }
+func (w *udpWriter) TsigTimersOnly(bool)         {}
+func (w *udpWriter) Hijack()                     {}
