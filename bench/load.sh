@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Loopback load test: ontime's zonestore against stock CoreDNS's file plugin
 # (built from the same module versions), zonestore behind fastpack (the
-# wire encoder), stock CoreDNS with whoami (a plugin
+# wire encoder), the full chain (prometheus, codel, fastpack, zonestore),
+# stock CoreDNS with whoami (a plugin
 # that looks nothing up: the ceiling for any plugin on CoreDNS's own server)
 # and Knot DNS, on the same generated zone and query mix, in one run, rounds
 # interleaved. Each server is pinned to CPU 0 (GOMAXPROCS=1 for the Go
@@ -17,7 +18,7 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 SECS=${SECONDS_PER_RUN:-10}
 HOSTS=${HOSTS:-50000}
-SERVERS=${SERVERS:-"zonestore whoami file knot"}
+SERVERS=${SERVERS:-"zonestore fastpack full whoami file knot"}
 out=bench/out
 mkdir -p "$out"
 
@@ -35,11 +36,12 @@ start_server() { # name -> starts it on $port, sets $pid
 	local name=$1 dir="$out/$1"
 	mkdir -p "$dir"
 	case $name in
-	zonestore|fastpack|file|whoami)
+	zonestore|fastpack|full|file|whoami)
 		local bin=./coredns plugins=$name
 		case $name in
 		file|whoami) bin="$out/coredns-stock" ;;
 		fastpack) plugins="fastpack\n    zonestore" ;;
+		full) plugins="prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore" ;;
 		esac
 		if [ "$name" = whoami ]; then # the ceiling: answers without looking anything up
 			printf '.:%d {\n    bind 127.0.0.1\n    whoami\n}\n' "$port" > "$dir/Corefile"

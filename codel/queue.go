@@ -2,6 +2,7 @@ package codel
 
 import (
 	"runtime"
+	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -124,8 +125,9 @@ type Queue struct {
 	progress uint64    // queries taken so far
 	watching bool      // the stall timer is armed
 	from     uint64    // progress when it was armed
-	armedAt  int64     // wall clock (ns) when it was armed
-	cpuAt    int64     // the process's CPU time then
+	runnable []metrics.Sample
+	cpuMark  int64 // the process's CPU time (ns) when utilization was last measured
+	wallMark int64 // and the clock then
 	stall    *time.Timer
 	stalled  bool // no worker may be added and none made progress
 	closed   bool
@@ -144,6 +146,7 @@ func New(cfg Config) *Queue {
 		ring:     make([]entry, cfg.Capacity),
 		ctl:      Controller{Target: int64(cfg.Target), Interval: int64(cfg.Interval)},
 		over:     overload{target: int64(cfg.Target), interval: int64(cfg.Interval)},
+		runnable: []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}},
 	}
 	q.stall = time.AfterFunc(time.Hour, q.checkStall)
 	q.stall.Stop()
@@ -296,20 +299,20 @@ func (o *overload) observe(now, sojourn int64, lawDropping bool) bool {
 func (q *Queue) armStall() {
 	q.watching = true
 	q.from = q.progress
-	q.armedAt = Now()
-	q.cpuAt = processCPU()
 	q.stall.Reset(q.cfg.StallAfter)
 }
 
 // checkStall runs when the stall timer fires. If queries wait, no worker
-// is idle, none has taken a query since the timer was armed, and the
-// process has not been using its CPUs meanwhile, the workers are blocked
-// (in a plugin that does I/O, or sleeps) and one more is started; at
-// MaxWorkers, new queries are dropped (Stalled) until a worker makes
-// progress. Workers that are busy computing (a costly query, or simply
-// more queries than the CPUs can answer) are not blocked: more of them
-// would only take turns on the same CPUs, and the waits that CoDel sees
-// would stop being the waits that queries see.
+// is idle, the oldest has waited StallAfter, and the CPUs are not busy (no
+// goroutine is waiting for one now, and the process used less than half
+// of them since the last measure, at least 10 ms ago), the workers are
+// blocked (in a plugin that does I/O, or sleeps): more are started, up to
+// MaxWorkers. At the limit, if none has taken a query since the timer was
+// armed, new queries are dropped (Stalled) until one does. Workers that
+// are busy computing (a costly query, or simply more queries than the CPUs
+// can answer) are not replaced: more of them would only take turns on the
+// same CPUs, and the waits that CoDel sees would stop being the waits that
+// queries see.
 func (q *Queue) checkStall() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -317,24 +320,43 @@ func (q *Queue) checkStall() {
 	if q.closed || q.n == 0 || len(q.idle) > 0 {
 		return
 	}
-	if q.progress == q.from && !q.computing() {
-		if len(q.workers) < q.cfg.MaxWorkers {
+	waited := q.cfg.Clock()-q.ring[q.head].arrival >= int64(q.cfg.StallAfter)
+	if busy, known := q.busy(); waited && known && !busy {
+		// Eight at most a check: a pool that a blocking plugin needs in
+		// the hundreds grows in a few hundred milliseconds.
+		add := min(q.n, 8, q.cfg.MaxWorkers-len(q.workers))
+		for range add {
 			q.startWorker(true)
-		} else {
+		}
+		if add == 0 && q.progress == q.from {
 			q.stalled = true
 		}
 	}
 	q.armStall()
 }
 
-// computing reports whether the process used more than half of the CPU
-// time its Ps could have used since the stall timer was armed.
-func (q *Queue) computing() bool {
-	wall := Now() - q.armedAt
-	if wall <= 0 {
-		return false
+// busy reports whether the CPUs are busy: a goroutine waits for one now,
+// or the process used more than half of them over the last 10 to 50 ms.
+// known is false until 10 ms have passed since the last measure: the
+// kernel brings a running thread's CPU time up to date only at its next
+// tick (4 ms apart), so a shorter window sees busy threads as idle ones.
+func (q *Queue) busy() (busy, known bool) {
+	now := Now()
+	wall := now - q.wallMark
+	if wall < int64(10*time.Millisecond) {
+		return false, false
 	}
-	return float64(processCPU()-q.cpuAt) > 0.5*float64(wall)*float64(runtime.GOMAXPROCS(0))
+	cpu := processCPU()
+	if wall > int64(50*time.Millisecond) {
+		// Too long ago to say what the CPUs are doing now: start over.
+		q.cpuMark, q.wallMark = cpu, now
+		return false, false
+	}
+	used := float64(cpu-q.cpuMark) / float64(wall) / float64(runtime.GOMAXPROCS(0))
+	q.cpuMark, q.wallMark = cpu, now
+	metrics.Read(q.runnable)
+	waiting := q.runnable[0].Value.Kind() == metrics.KindUint64 && q.runnable[0].Value.Uint64() > 0
+	return waiting || used > 0.5, true
 }
 
 // Close stops taking new work into the queue (later Submits run in
