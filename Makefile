@@ -9,7 +9,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT     := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 FUZZTIME ?= 30s
 
-.PHONY: all build run test test-deps bench bench-deps fuzz generate clean
+.PHONY: all build run test test-deps bench bench-deps overload blocking profile fuzz generate clean
 
 all: build
 
@@ -34,13 +34,19 @@ test: test-deps
 	$(GO) test -count=1 -race -timeout 20m ./zonestore/ ./codel/ ./plugin/codel/ ./plugin/fastpack/
 
 bench-deps:
-	@command -v knotd >/dev/null && command -v dnsperf >/dev/null || \
-		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot dnsperf >/dev/null; }
+	@command -v knotd >/dev/null && command -v dnsperf >/dev/null && command -v bc >/dev/null && \
+		command -v gnuplot >/dev/null && command -v curl >/dev/null || \
+		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot dnsperf bc gnuplot-nox curl >/dev/null; }
 
 # Go benchmarks of the libraries, then the loopback load test (bench/README.md).
+# The overload, blocking-plugin and profile runs are bench/overload.sh,
+# bench/blocking.sh and bench/profile.sh (make overload, blocking, profile).
 bench: bench-deps build
-	$(GO) test -run XXX -bench . -benchmem ./zonestore/
+	$(GO) test -run XXX -bench . -benchmem ./zonestore/ ./codel/ ./plugin/fastpack/
 	bash bench/load.sh
+
+overload blocking profile: bench-deps
+	bash bench/$@.sh
 
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/

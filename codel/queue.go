@@ -2,7 +2,6 @@ package codel
 
 import (
 	"runtime"
-	"runtime/metrics"
 	"sync"
 	"time"
 )
@@ -125,9 +124,9 @@ type Queue struct {
 	progress uint64    // queries taken so far
 	watching bool      // the stall timer is armed
 	from     uint64    // progress when it was armed
-	runnable []metrics.Sample
-	cpuMark  int64 // the process's CPU time (ns) when utilization was last measured
-	wallMark int64 // and the clock then
+	cpuMark  int64     // the process's CPU time (ns) when its use was last measured
+	wallMark int64     // and the clock then
+	retiring int       // added workers asked to exit, the CPUs being saturated
 	stall    *time.Timer
 	stalled  bool // no worker may be added and none made progress
 	closed   bool
@@ -146,8 +145,8 @@ func New(cfg Config) *Queue {
 		ring:     make([]entry, cfg.Capacity),
 		ctl:      Controller{Target: int64(cfg.Target), Interval: int64(cfg.Interval)},
 		over:     overload{target: int64(cfg.Target), interval: int64(cfg.Interval)},
-		runnable: []metrics.Sample{{Name: "/sched/goroutines/runnable:goroutines"}},
 	}
+	q.cpuMark, q.wallMark = processCPU(), Now()
 	q.stall = time.AfterFunc(time.Hour, q.checkStall)
 	q.stall.Stop()
 	q.mu.Lock()
@@ -303,16 +302,19 @@ func (q *Queue) armStall() {
 }
 
 // checkStall runs when the stall timer fires. If queries wait, no worker
-// is idle, the oldest has waited StallAfter, and the CPUs are not busy (no
-// goroutine is waiting for one now, and the process used less than half
-// of them since the last measure, at least 10 ms ago), the workers are
-// blocked (in a plugin that does I/O, or sleeps): more are started, up to
-// MaxWorkers. At the limit, if none has taken a query since the timer was
-// armed, new queries are dropped (Stalled) until one does. Workers that
-// are busy computing (a costly query, or simply more queries than the CPUs
-// can answer) are not replaced: more of them would only take turns on the
-// same CPUs, and the waits that CoDel sees would stop being the waits that
-// queries see.
+// is idle and the oldest has waited StallAfter, it asks whether workers are
+// blocked (in a plugin that does I/O, or sleeps) rather than computing:
+// when more workers have been inside one query for StallAfter than there
+// are CPUs (GOMAXPROCS), some of them cannot be running; when every worker
+// has, and the process used less than half its CPUs since the last measure
+// (40 ms or more ago), none of them is. Then more are started, one per
+// waiting query and 32 at most a check, up to MaxWorkers; at the limit, if
+// none has taken a query since the timer was armed, new queries are dropped
+// (Stalled) until one does. Workers busy computing (a costly query, or
+// simply more queries than the CPUs can answer) are not replaced: more of
+// them would only take turns on the same CPUs, and the waits CoDel sees
+// would stop being the waits queries see. When a measure finds the CPUs
+// saturated (95%), one added worker retires.
 func (q *Queue) checkStall() {
 	q.mu.Lock()
 	defer q.mu.Unlock()
@@ -320,14 +322,19 @@ func (q *Queue) checkStall() {
 	if q.closed || q.n == 0 || len(q.idle) > 0 {
 		return
 	}
-	waited := q.cfg.Clock()-q.ring[q.head].arrival >= int64(q.cfg.StallAfter)
-	if busy, known := q.busy(); waited && known && !busy {
-		// Eight at most a check: a pool that a blocking plugin needs in
-		// the hundreds grows in a few hundred milliseconds.
-		add := min(q.n, 8, q.cfg.MaxWorkers-len(q.workers))
+	now := q.cfg.Clock()
+	used, known := q.cpuUsed()
+	if known && used >= 0.95 {
+		// One at a time: under a blocking plugin the CPUs can be
+		// saturated and the sleepers still needed when they wake.
+		q.retiring = min(len(q.workers)-q.cfg.Workers, 1)
+	}
+	if now-q.ring[q.head].arrival >= int64(q.cfg.StallAfter) && q.blocked(now, used, known) {
+		add := min(q.n, 32, q.cfg.MaxWorkers-len(q.workers))
 		for range add {
 			q.startWorker(true)
 		}
+		q.retiring = 0
 		if add == 0 && q.progress == q.from {
 			q.stalled = true
 		}
@@ -335,28 +342,37 @@ func (q *Queue) checkStall() {
 	q.armStall()
 }
 
-// busy reports whether the CPUs are busy: a goroutine waits for one now,
-// or the process used more than half of them over the last 10 to 50 ms.
-// known is false until 10 ms have passed since the last measure: the
-// kernel brings a running thread's CPU time up to date only at its next
-// tick (4 ms apart), so a shorter window sees busy threads as idle ones.
-func (q *Queue) busy() (busy, known bool) {
+// blocked reports whether some workers are blocked rather than computing.
+// Called with q.mu held.
+func (q *Queue) blocked(now int64, used float64, known bool) bool {
+	long := 0
+	for _, w := range q.workers {
+		if t := w.inTask.Load(); t != 0 && now-t >= int64(q.cfg.StallAfter) {
+			long++
+		}
+	}
+	if long > runtime.GOMAXPROCS(0) {
+		return true
+	}
+	return long == len(q.workers) && known && used < 0.5
+}
+
+// cpuUsed returns the share of the CPUs (GOMAXPROCS of them) the process
+// used since the last measure, when that was at least 40 ms ago; known is
+// false otherwise. The kernel brings a running thread's CPU time up to date
+// only at its next tick, 4 ms apart: a shorter window sees busy threads as
+// idle ones. A window that began before an idle spell says too little: the
+// workers it adds retire at the next measure that finds the CPUs saturated.
+func (q *Queue) cpuUsed() (used float64, known bool) {
 	now := Now()
 	wall := now - q.wallMark
-	if wall < int64(10*time.Millisecond) {
-		return false, false
+	if wall < int64(40*time.Millisecond) {
+		return 0, false
 	}
 	cpu := processCPU()
-	if wall > int64(50*time.Millisecond) {
-		// Too long ago to say what the CPUs are doing now: start over.
-		q.cpuMark, q.wallMark = cpu, now
-		return false, false
-	}
-	used := float64(cpu-q.cpuMark) / float64(wall) / float64(runtime.GOMAXPROCS(0))
+	used = float64(cpu-q.cpuMark) / float64(wall) / float64(runtime.GOMAXPROCS(0))
 	q.cpuMark, q.wallMark = cpu, now
-	metrics.Read(q.runnable)
-	waiting := q.runnable[0].Value.Kind() == metrics.KindUint64 && q.runnable[0].Value.Uint64() > 0
-	return waiting || used > 0.5, true
+	return used, true
 }
 
 // Close stops taking new work into the queue (later Submits run in

@@ -2,6 +2,7 @@ package codel
 
 import (
 	"slices"
+	"sync/atomic"
 	"time"
 )
 
@@ -10,7 +11,8 @@ import (
 type worker struct {
 	q       *Queue
 	wake    chan struct{}
-	extra   bool // added for a blocked one: retires when idle for long
+	extra   bool         // added for a blocked one: retires when idle for long
+	inTask  atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
 	dropped []drop
 	stats   workerStats
 }
@@ -36,7 +38,9 @@ func (w *worker) loop() {
 			return
 		}
 		w.stats.observe(sojourn)
+		w.inTask.Store(max(w.q.cfg.Clock(), 1))
 		w.run(e.task)
+		w.inTask.Store(0)
 	}
 }
 
@@ -56,6 +60,12 @@ func (w *worker) run(t Task) {
 func (w *worker) take() (entry, int64, bool) {
 	q := w.q
 	q.mu.Lock()
+	if w.extra && q.retiring > 0 {
+		q.retiring--
+		q.exit(w)
+		q.mu.Unlock()
+		return entry{}, 0, false
+	}
 	for {
 		if e, sojourn, ok := q.next(q.cfg.Clock(), &w.dropped); ok {
 			q.progress++

@@ -199,9 +199,42 @@ func main() {
 		}()
 	}
 
+	// Closed loop: a query unanswered after -wait gives its place back (a
+	// server that drops queries must not shrink the loop).
+	var sentNow atomic.Int64
+	stopJanitor := make(chan struct{})
+	if tokens != nil {
+		go func() {
+			next := 0 // the oldest query not yet given up on
+			tick := time.NewTicker(10 * time.Millisecond)
+			defer tick.Stop()
+			for {
+				select {
+				case <-stopJanitor:
+					return
+				case <-tick.C:
+				}
+				old := time.Since(start).Nanoseconds() - wait.Nanoseconds()
+				for n := int(sentNow.Load()); next < n; next++ {
+					slot := &conns[next/65536].sent[uint16(next)]
+					t := slot.Load()
+					if t > old {
+						break
+					}
+					if t != 0 && slot.CompareAndSwap(t, 0) {
+						select {
+						case tokens <- struct{}{}:
+						default:
+						}
+					}
+				}
+			}
+		}()
+	}
+
 	// Open loop: query i goes out at i/rate seconds, answered or not.
-	// Closed loop: a query goes out when an answer comes back (or after
-	// 50 ms without one, so that lost queries do not stop the loop).
+	// Closed loop: a query goes out when an answer comes back, or when a
+	// query is given up on (above), or after 50 ms of neither.
 	pkt := make([]byte, 0, 512)
 	sent := 0
 	lost := time.NewTimer(time.Hour)
@@ -229,12 +262,14 @@ func main() {
 			binary.BigEndian.PutUint16(pkt, id)
 			c.sent[id].Store(max(time.Since(start).Nanoseconds(), 1))
 			c.c.Write(pkt)
+			sentNow.Store(int64(sent + 1))
 		}
 		if tokens == nil {
 			time.Sleep(50 * time.Microsecond)
 		}
 	}
 	sendTime := time.Since(start)
+	close(stopJanitor)
 	for _, c := range conns {
 		c.c.SetReadDeadline(time.Now().Add(*wait))
 	}

@@ -1,0 +1,44 @@
+package codel
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
+
+// counter is a task that only counts that it ended, run or dropped.
+type counter struct{ n *atomic.Int64 }
+
+func (c counter) Run()        { c.n.Add(1) }
+func (c counter) Drop(Reason) { c.n.Add(1) }
+
+// BenchmarkQueue is the hand-off alone: submitters on every P, workers
+// (GOMAXPROCS of them) taking and running an empty task. Run it with
+// -cpu 1,2 to see what the one lock costs as cores are added.
+func BenchmarkQueue(b *testing.B) {
+	q := New(Config{})
+	defer q.Close()
+	var done atomic.Int64
+	var t Task = counter{&done}
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			q.Submit(t, Now())
+		}
+	})
+	for done.Load() < int64(b.N) {
+		runtime.Gosched()
+	}
+}
+
+// BenchmarkController is one decision of the control law.
+func BenchmarkController(b *testing.B) {
+	c := &Controller{Target: target, Interval: interval}
+	b.ReportAllocs()
+	now := int64(0)
+	for b.Loop() {
+		now += 1000
+		c.Drop(now, 3*ms, 10)
+	}
+}
