@@ -100,20 +100,27 @@ done
 column -t -s$'\t' "$results"
 
 if command -v gnuplot >/dev/null; then
+	plots1= plots2=
+	for s in $SERVERS; do
+		awk -F'\t' -v s="$s" '$1 == s' "$results" > "$out/plot-$s.tsv"
+		plots1="$plots1 '$out/plot-$s.tsv' using 2:8 with linespoints title '$s',"
+		plots2="$plots2 '$out/plot-$s.tsv' using 2:6 with linespoints title '$s',"
+	done
 	gnuplot <<EOG
 set terminal png size 1000,420
 set output 'bench/overload.png'
 set datafile separator "\t"
-set key autotitle columnhead
-set multiplot layout 1,2 title "ontime under overload: one core, 5% of queries 50x costlier (bench/overload.sh)"
+set multiplot layout 1,2 title "ontime under overload, one core; 1 query in 20 costs 50x (bench/overload.sh)"
 set xlabel "offered load / capacity"
+set xrange [0.5:3.3]
 set ylabel "p99 latency of answers (ms)"
 set logscale y
-plot for [s in "$SERVERS"] '$results' using (strcol(1) eq s ? \$2 : 1/0):8 with linespoints title s
+set yrange [5:300]
+plot ${plots1%,}
 unset logscale y
 set ylabel "on-time answers (<= 100 ms) / queries sent"
 set yrange [0:1.05]
-plot for [s in "$SERVERS"] '$results' using (strcol(1) eq s ? \$2 : 1/0):6 with linespoints title s
+plot ${plots2%,}
 unset multiplot
 EOG
 	echo "plot: bench/overload.png"
