@@ -46,7 +46,7 @@ func (c *Codel) attach(s *dnsserver.Server) {
 		log.Infof("%s is not bound to one address (use bind): its UDP socket is read by CoreDNS alone", s.Addr)
 		return
 	}
-	r, err := newReader(c, s)
+	r, err := newReader(c, s, addr)
 	if err != nil {
 		log.Warningf("reading %s: %v; CoreDNS's reader serves it alone", s.Addr, err)
 		return

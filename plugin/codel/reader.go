@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -49,11 +48,8 @@ const packetSize = 4096
 // packets are buffers for queued packets, returned when the query ends.
 var packets = sync.Pool{New: func() any { b := make([]byte, packetSize); return &b }}
 
-func newReader(c *Codel, s *dnsserver.Server) (*reader, error) {
-	addr, err := netip.ParseAddrPort(strings.TrimPrefix(s.Addr, "dns://"))
-	if err != nil {
-		return nil, err
-	}
+// newReader starts reading the socket of s, bound to addr.
+func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, error) {
 	conn, err := sharedSocket(addr)
 	if err != nil {
 		return nil, err

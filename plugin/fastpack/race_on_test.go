@@ -1,0 +1,5 @@
+//go:build race
+
+package fastpack
+
+const raceEnabled = true
