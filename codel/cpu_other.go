@@ -1,6 +1,7 @@
-//go:build !unix
+//go:build !linux
 
 package codel
 
-// processCPU is not measured here: every stall is taken for a block.
-func processCPU() int64 { return 0 }
+// processCPU is not measured here: workers are taken for blocked only when
+// more of them are long inside a query than there are CPUs.
+func processCPU() (run, wait int64, ok bool) { return 0, 0, false }

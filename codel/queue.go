@@ -146,7 +146,9 @@ func New(cfg Config) *Queue {
 		ctl:      Controller{Target: int64(cfg.Target), Interval: int64(cfg.Interval)},
 		over:     overload{target: int64(cfg.Target), interval: int64(cfg.Interval)},
 	}
-	q.cpuMark, q.wallMark = processCPU(), Now()
+	if run, wait, ok := processCPU(); ok {
+		q.cpuMark, q.wallMark = run+wait, Now()
+	}
 	q.stall = time.AfterFunc(time.Hour, q.checkStall)
 	q.stall.Stop()
 	q.mu.Lock()
@@ -306,8 +308,9 @@ func (q *Queue) armStall() {
 // blocked (in a plugin that does I/O, or sleeps) rather than computing:
 // when more workers have been inside one query for StallAfter than there
 // are CPUs (GOMAXPROCS), some of them cannot be running; when every worker
-// has, and the process used less than half its CPUs since the last measure
-// (40 ms or more ago), none of them is. Then more are started, one per
+// has, and the process's threads ran or waited to run for less than half
+// its CPUs' time since the last measure (40 ms or more ago), none of them
+// is. Then more are started, one per
 // waiting query and 32 at most a check, up to MaxWorkers; at the limit, if
 // none has taken a query since the timer was armed, new queries are dropped
 // (Stalled) until one does. Workers busy computing (a costly query, or
@@ -357,21 +360,25 @@ func (q *Queue) blocked(now int64, used float64, known bool) bool {
 	return long == len(q.workers) && known && used < 0.5
 }
 
-// cpuUsed returns the share of the CPUs (GOMAXPROCS of them) the process
-// used since the last measure, when that was at least 40 ms ago; known is
-// false otherwise. The kernel brings a running thread's CPU time up to date
-// only at its next tick, 4 ms apart: a shorter window sees busy threads as
-// idle ones. A window that began before an idle spell says too little: the
-// workers it adds retire at the next measure that finds the CPUs saturated.
+// cpuUsed returns the share of the CPUs (GOMAXPROCS of them) that the
+// process's threads used or waited for since the last measure, when that
+// was at least 40 ms ago; known is false otherwise. The kernel brings a
+// running thread's times up to date only at its next tick, 4 ms apart: a
+// shorter window sees busy threads as idle ones. A window that began
+// before an idle spell says too little: the workers it adds retire at the
+// next measure that finds the CPUs saturated.
 func (q *Queue) cpuUsed() (used float64, known bool) {
 	now := Now()
 	wall := now - q.wallMark
 	if wall < int64(40*time.Millisecond) {
 		return 0, false
 	}
-	cpu := processCPU()
-	used = float64(cpu-q.cpuMark) / float64(wall) / float64(runtime.GOMAXPROCS(0))
-	q.cpuMark, q.wallMark = cpu, now
+	run, wait, ok := processCPU()
+	if !ok {
+		return 0, false
+	}
+	used = float64(run+wait-q.cpuMark) / float64(wall) / float64(runtime.GOMAXPROCS(0))
+	q.cpuMark, q.wallMark = run+wait, now
 	return used, true
 }
 
