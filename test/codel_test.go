@@ -3,6 +3,8 @@ package test
 import (
 	"fmt"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -235,5 +237,53 @@ func TestCodelSocketPathAnswersTheSame(t *testing.T) {
 	}
 	if r, err := queryA(s.addr, "www.example.org.", "udp", 2*time.Second); err != nil || len(r.Answer) == 0 {
 		t.Fatalf("after the malformed packets: %v %v", err, r)
+	}
+}
+
+// TestCodelReadsAWildcardSocket: a server without bind listens on every
+// address; codel reads that socket too, and each answer must leave from
+// the address its query came to. Queries go to 127.0.0.2: an answer from
+// the address the kernel would choose by route (127.0.0.1) never reaches
+// the client, whose socket is connected to 127.0.0.2.
+func TestCodelReadsAWildcardSocket(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	port, metrics := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	corefile := filepath.Join(t.TempDir(), "Corefile")
+	body := fmt.Sprintf(".:%d {\n    prometheus %s\n    codel\n    zonestore %s example.org\n}\n", port, metrics, zf)
+	if err := os.WriteFile(corefile, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	start(t, "coredns", exec.Command(corednsBin, "-conf", corefile), port, "example.org")
+	reads := 0.0
+	for pass := 0; pass < 3 && reads == 0; pass++ {
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		to := fmt.Sprintf("127.0.0.2:%d", port)
+		for range 16 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for range 100 {
+					if r, err := exchange(t, to, func() *dns.Msg {
+						m := new(dns.Msg)
+						m.SetQuestion("www.example.org.", dns.TypeA)
+						return m
+					}(), false); err != nil || len(r.Answer) != 1 {
+						errs <- fmt.Errorf("%v %v", err, r)
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatalf("query to a wildcard socket behind codel: %v", err)
+		}
+		reads = metric(t, metrics, fmt.Sprintf(`coredns_codel_socket_reads_total{server="dns://:%d"}`, port))
+	}
+	if reads == 0 {
+		t.Fatal("codel read nothing off the wildcard socket")
 	}
 }

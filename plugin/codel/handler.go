@@ -39,14 +39,7 @@ func (c *Codel) attach(s *dnsserver.Server) {
 		log.Infof("%s has TSIG secrets: its UDP socket is read by CoreDNS alone", s.Addr)
 		return
 	}
-	addr, err := netip.ParseAddrPort(strings.TrimPrefix(s.Addr, "dns://"))
-	if err != nil || addr.Addr().IsUnspecified() {
-		// Answers from a wildcard socket need the destination address of
-		// each query (IP_PKTINFO), which this reader does not carry.
-		log.Infof("%s is not bound to one address (use bind): its UDP socket is read by CoreDNS alone", s.Addr)
-		return
-	}
-	r, err := newReader(c, s, addr)
+	r, err := c.readerFor(s)
 	if err != nil {
 		log.Warningf("reading %s: %v; CoreDNS's reader serves it alone", s.Addr, err)
 		return
@@ -62,6 +55,25 @@ func (c *Codel) attach(s *dnsserver.Server) {
 			return
 		}
 	}
+}
+
+// readerFor finds the socket of s and reads it. A server without bind
+// listens on ":PORT": Go's dual-stack socket ([::]:PORT), or 0.0.0.0:PORT
+// where IPv6 is off.
+func (c *Codel) readerFor(s *dnsserver.Server) (*reader, error) {
+	hostport := strings.TrimPrefix(s.Addr, "dns://")
+	if strings.HasPrefix(hostport, ":") {
+		r, err := newReader(c, s, netip.MustParseAddrPort("[::]"+hostport))
+		if err == nil {
+			return r, nil
+		}
+		hostport = "0.0.0.0" + hostport
+	}
+	addr, err := netip.ParseAddrPort(hostport)
+	if err != nil {
+		return nil, err
+	}
+	return newReader(c, s, addr)
 }
 
 // feed is the queue's Feed: each worker, before its next query, queues

@@ -11,6 +11,8 @@ import (
 
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/miekg/dns"
+	"golang.org/x/net/ipv4"
+	"golang.org/x/net/ipv6"
 
 	"github.com/ontimedns/ontime/codel"
 )
@@ -32,7 +34,11 @@ type reader struct {
 	feedRaw syscall.RawConn // a second descriptor: run waits holding conn's read lock
 	feedCon *net.UDPConn
 	local   net.Addr
-	feeding atomic.Bool
+	// wildcard: the socket is bound to every address, so each answer must
+	// go out from the address its query came to (IP_PKTINFO, which
+	// miekg/dns turns on for the socket).
+	wildcard bool
+	feeding  atomic.Bool
 	reads   atomic.Uint64 // packets read here, counted per batch
 	done    chan struct{}
 }
@@ -64,7 +70,7 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 		var feedRaw syscall.RawConn
 		if feedRaw, err = feedCon.SyscallConn(); err == nil {
 			r := &reader{c: c, server: s, conn: conn, raw: raw, feedCon: feedCon, feedRaw: feedRaw,
-				local: conn.LocalAddr(), done: make(chan struct{})}
+				local: conn.LocalAddr(), wildcard: addr.Addr().IsUnspecified(), done: make(chan struct{})}
 			go r.run()
 			return r, nil
 		}
@@ -105,9 +111,19 @@ func (r *reader) feed() {
 // arrival time. It returns how many it read.
 func (r *reader) drain(fd uintptr) int {
 	n := 0
+	var oob [128]byte
 	for ; n < batch; n++ {
 		bp := packets.Get().(*[]byte)
-		size, from, err := syscall.Recvfrom(int(fd), *bp, syscall.MSG_DONTWAIT)
+		var (
+			size, oobn int
+			from       syscall.Sockaddr
+			err        error
+		)
+		if r.wildcard {
+			size, oobn, _, from, err = syscall.Recvmsg(int(fd), *bp, oob[:], syscall.MSG_DONTWAIT)
+		} else {
+			size, from, err = syscall.Recvfrom(int(fd), *bp, syscall.MSG_DONTWAIT)
+		}
 		if err != nil {
 			packets.Put(bp)
 			break
@@ -117,12 +133,39 @@ func (r *reader) drain(fd uintptr) int {
 			packets.Put(bp)
 			continue
 		}
-		r.c.q.Submit(&packet{r: r, buf: bp, n: size, from: sockaddr(from), arrival: arrival}, arrival)
+		p := &packet{r: r, buf: bp, n: size, from: sockaddr(from), arrival: arrival}
+		if r.wildcard {
+			p.dst = destination(oob[:oobn])
+		}
+		r.c.q.Submit(p, arrival)
 	}
 	if n > 0 {
 		r.reads.Add(uint64(n))
 	}
 	return n
+}
+
+// destination returns the address a query was sent to, from its IP_PKTINFO
+// or IPV6_PKTINFO control message.
+func destination(oob []byte) net.IP {
+	if cm := new(ipv6.ControlMessage); cm.Parse(oob) == nil && cm.Dst != nil {
+		return cm.Dst
+	}
+	if cm := new(ipv4.ControlMessage); cm.Parse(oob) == nil && cm.Dst != nil {
+		return cm.Dst
+	}
+	return nil
+}
+
+// sourceOOB returns the control message that sends an answer from src.
+func sourceOOB(src net.IP) []byte {
+	if src == nil {
+		return nil
+	}
+	if src.To4() == nil {
+		return (&ipv6.ControlMessage{Src: src}).Marshal()
+	}
+	return (&ipv4.ControlMessage{Src: src}).Marshal()
 }
 
 func sockaddr(sa syscall.Sockaddr) netip.AddrPort {
@@ -152,6 +195,7 @@ type packet struct {
 	buf     *[]byte
 	n       int
 	from    netip.AddrPort
+	dst     net.IP // where it was sent, on a wildcard socket
 	arrival int64
 }
 
@@ -162,7 +206,7 @@ type packet struct {
 func (p *packet) Run() {
 	defer packets.Put(p.buf)
 	m := (*p.buf)[:p.n]
-	w := &udpWriter{conn: p.r.conn, to: p.from, local: p.r.local}
+	w := &udpWriter{conn: p.r.conn, to: p.from, src: p.dst, local: p.r.local}
 	h := dns.Header{Id: binary.BigEndian.Uint16(m), Bits: binary.BigEndian.Uint16(m[2:]),
 		Qdcount: binary.BigEndian.Uint16(m[4:]), Ancount: binary.BigEndian.Uint16(m[6:]),
 		Nscount: binary.BigEndian.Uint16(m[8:]), Arcount: binary.BigEndian.Uint16(m[10:])}
@@ -205,13 +249,14 @@ func (p *packet) Drop(codel.Reason) {
 	if req.Unpack((*p.buf)[:p.n]) != nil || len(req.Question) != 1 || req.Response {
 		return
 	}
-	(&query{c: p.r.c, w: &udpWriter{conn: p.r.conn, to: p.from, local: p.r.local}, r: req}).reply(p.r.c.drop)
+	(&query{c: p.r.c, w: &udpWriter{conn: p.r.conn, to: p.from, src: p.dst, local: p.r.local}, r: req}).reply(p.r.c.drop)
 }
 
 // udpWriter answers a packet read here, from the server's own socket.
 type udpWriter struct {
 	conn  *net.UDPConn
 	to    netip.AddrPort
+	src   net.IP // the address to answer from, on a wildcard socket
 	local net.Addr
 }
 
@@ -225,7 +270,13 @@ func (w *udpWriter) WriteMsg(m *dns.Msg) error {
 	_, err = w.Write(b)
 	return err
 }
-func (w *udpWriter) Write(b []byte) (int, error) { return w.conn.WriteToUDPAddrPort(b, w.to) }
+func (w *udpWriter) Write(b []byte) (int, error) {
+	if w.src != nil {
+		n, _, err := w.conn.WriteMsgUDPAddrPort(b, sourceOOB(w.src), w.to)
+		return n, err
+	}
+	return w.conn.WriteToUDPAddrPort(b, w.to)
+}
 func (w *udpWriter) Close() error                { return nil }
 func (w *udpWriter) TsigStatus() error           { return nil }
 func (w *udpWriter) TsigTimersOnly(bool)         {}
