@@ -39,8 +39,8 @@ type reader struct {
 	// miekg/dns turns on for the socket).
 	wildcard bool
 	feeding  atomic.Bool
-	reads   atomic.Uint64 // packets read here, counted per batch
-	done    chan struct{}
+	reads    atomic.Uint64 // packets read here, counted per batch
+	done     chan struct{}
 }
 
 const batch = 32 // packets read at most per feed
@@ -277,7 +277,7 @@ func (w *udpWriter) Write(b []byte) (int, error) {
 	}
 	return w.conn.WriteToUDPAddrPort(b, w.to)
 }
-func (w *udpWriter) Close() error                { return nil }
-func (w *udpWriter) TsigStatus() error           { return nil }
-func (w *udpWriter) TsigTimersOnly(bool)         {}
-func (w *udpWriter) Hijack()                     {}
+func (w *udpWriter) Close() error        { return nil }
+func (w *udpWriter) TsigStatus() error   { return nil }
+func (w *udpWriter) TsigTimersOnly(bool) {}
+func (w *udpWriter) Hijack()             {}
