@@ -23,6 +23,7 @@ type Codel struct {
 	q       *codel.Queue
 	drop    int  // the rcode a dropped query is answered with, or dropSilent
 	socket  bool // read the servers' UDP sockets too (reader.go)
+	now     func() int64 // the queue's clock
 	server  string
 	readers atomic.Pointer[[]*reader]
 }
@@ -118,7 +119,7 @@ func (c *Codel) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) 
 		// Read off the socket by this plugin and taken by a worker: go on.
 		return plugin.NextOrFailure(pluginName, c.Next, codel.NewContext(ctx, codel.Hop{Queue: c.q, Arrival: arrival}), w, r)
 	}
-	arrival := c.q.Config().Clock()
+	arrival := c.now()
 	if _, udp := w.RemoteAddr().(*net.UDPAddr); !udp {
 		return plugin.NextOrFailure(pluginName, c.Next, codel.NewContext(ctx, codel.Hop{Arrival: arrival}), w, r)
 	}

@@ -128,7 +128,7 @@ func (r *reader) drain(fd uintptr) int {
 			packets.Put(bp)
 			break
 		}
-		arrival := r.c.q.Config().Clock()
+		arrival := r.c.now()
 		if size < 12 {
 			packets.Put(bp)
 			continue

@@ -32,6 +32,7 @@ func setup(c *caddy.Controller) error {
 	h := &Codel{drop: opts.drop, socket: opts.socket, server: serverLabel(config)}
 	cfg.Feed = h.feed
 	h.q = codel.New(cfg)
+	h.now = h.q.Config().Clock
 	queues.add(h)
 	c.OnShutdown(func() error {
 		h.stop()
