@@ -21,8 +21,8 @@ import (
 type Codel struct {
 	Next    plugin.Handler
 	q       *codel.Queue
-	drop    int  // the rcode a dropped query is answered with, or dropSilent
-	socket  bool // read the servers' UDP sockets too (reader.go)
+	drop    int          // the rcode a dropped query is answered with, or dropSilent
+	socket  bool         // read the servers' UDP sockets too (reader.go)
 	now     func() int64 // the queue's clock
 	server  string
 	readers atomic.Pointer[[]*reader]
