@@ -119,6 +119,7 @@ func main() {
 	bufsize := flag.Uint("bufsize", 0, "EDNS UDP size to advertise on every query (0: only on DO queries)")
 	asJSON := flag.Bool("json", false, "print the result as one JSON line")
 	inflight := flag.Int("inflight", 0, "closed loop instead: keep this many queries outstanding (to measure capacity)")
+	warmup := flag.Duration("warmup", 0, "leave the answers to queries sent in this first stretch out of the latency percentiles (steady state)")
 	flag.Parse()
 
 	qs, err := load(*file, uint16(*bufsize))
@@ -155,6 +156,7 @@ func main() {
 	)
 	start := time.Now()
 	dl := deadline.Nanoseconds()
+	warm := warmup.Nanoseconds()
 	for _, c := range conns {
 		wg.Add(1)
 		go func() {
@@ -184,7 +186,9 @@ func main() {
 					}
 				}
 				lat := now - t
-				hist.add(lat)
+				if t >= warm {
+					hist.add(lat)
+				}
 				answered.Add(1)
 				if lat <= dl {
 					onTime.Add(1)
