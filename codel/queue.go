@@ -54,7 +54,7 @@ type Config struct {
 	Workers    int           // long-lived workers (default GOMAXPROCS)
 	MaxWorkers int           // workers at most, replacements for blocked ones included (default 256, at least Workers)
 	Capacity   int           // queued queries at most (default 8192)
-	StallAfter time.Duration // no worker finished anything for this long while queries wait: add one (default 2ms)
+	StallAfter time.Duration // the oldest query waited this long and workers are blocked: add some (default 2ms)
 	IdleRetire time.Duration // an added worker idle this long exits (default 5s)
 	FIFO       bool          // always serve the oldest first (default: newest first under sustained congestion)
 	// Feed, if set, is called by each worker before it takes its next
@@ -112,7 +112,7 @@ type drop struct {
 type Queue struct {
 	cfg      Config
 	deadline int64
-	shed     int64 // while dropping, anything older than this goes (2x target)
+	shed     int64 // while overloaded, anything older than this goes (2x target)
 
 	mu       sync.Mutex
 	ring     []entry
@@ -124,7 +124,7 @@ type Queue struct {
 	progress uint64    // queries taken so far
 	watching bool      // the stall timer is armed
 	from     uint64    // progress when it was armed
-	cpuMark  int64     // the process's CPU time (ns) when its use was last measured
+	cpuMark  int64     // the threads' run plus run-queue time (ns) when last measured
 	wallMark int64     // and the clock then
 	retiring int       // added workers asked to exit, the CPUs being saturated
 	stall    *time.Timer
@@ -220,9 +220,9 @@ func (q *Queue) popTail() entry {
 //
 // CoDel watches the head, the oldest query: its wait is the queue's
 // standing delay, and the RFC 8289 law drops from the head. On top of the
-// law, as folly's Codel does, a whole interval in which the head's wait
-// never fell below target makes the queue overloaded (see overload);
-// while overloaded, every query older than twice the target is shed from
+// law, as folly's Codel does, the queue is overloaded from the law's first
+// drop until a whole interval passes with every wait below target (see
+// overload); while overloaded, every query older than twice the target is shed from
 // the head, and the newest query is served first (adaptive LIFO): the
 // oldest are the ones resolvers have given up on. The law alone lets the
 // queue stand for an interval again each time it empties, which under

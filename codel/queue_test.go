@@ -423,3 +423,15 @@ func TestCloseDrainsTheQueue(t *testing.T) {
 		t.Fatal("a query submitted after Close was not run")
 	}
 }
+
+func TestStatsAdd(t *testing.T) {
+	a := Stats{Queued: 1, Workers: 2, Served: 3, SojournSum: 0.5, Panics: 1}
+	a.Drops[Full], a.Sojourn[0] = 4, 3
+	b := Stats{Queued: 2, Workers: 1, Served: 1, SojournSum: 0.25, Dropping: true}
+	b.Drops[Full], b.Sojourn[0] = 1, 1
+	a.Add(b)
+	if a.Queued != 3 || a.Workers != 3 || a.Served != 4 || a.SojournSum != 0.75 || a.Panics != 1 ||
+		a.Drops[Full] != 5 || a.Sojourn[0] != 4 || !a.Dropping || a.Overload {
+		t.Fatalf("sum %+v", a)
+	}
+}

@@ -58,6 +58,24 @@ type Stats struct {
 	Panics     uint64 // tasks whose Run panicked (the worker went on)
 }
 
+// Add adds o's counts to s, as for queues that serve one listener; a
+// state (Dropping, Overload) holds if it holds for either.
+func (s *Stats) Add(o Stats) {
+	for i := range s.Drops {
+		s.Drops[i] += o.Drops[i]
+	}
+	for i := range s.Sojourn {
+		s.Sojourn[i] += o.Sojourn[i]
+	}
+	s.Queued += o.Queued
+	s.Workers += o.Workers
+	s.Dropping = s.Dropping || o.Dropping
+	s.Overload = s.Overload || o.Overload
+	s.Served += o.Served
+	s.SojournSum += o.SojournSum
+	s.Panics += o.Panics
+}
+
 // Stats returns the queue's counts now.
 func (q *Queue) Stats() Stats {
 	var total workerStats

@@ -38,7 +38,7 @@ func (w *worker) loop() {
 			return
 		}
 		w.stats.observe(sojourn)
-		w.inTask.Store(max(w.q.cfg.Clock(), 1))
+		w.inTask.Store(max(e.arrival+sojourn, 1)) // when it was taken
 		w.run(e.task)
 		w.inTask.Store(0)
 	}

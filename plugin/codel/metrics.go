@@ -64,25 +64,12 @@ func (r *registry) Collect(ch chan<- prometheus.Metric) {
 	for c := range r.instances {
 		server := c.server
 		reads[server] += c.socketReads()
-		st := c.q.Stats()
-		s, ok := sums[server]
-		if !ok {
+		if s, ok := sums[server]; ok {
+			s.Add(c.q.Stats())
+		} else {
+			st := c.q.Stats()
 			sums[server] = &st
-			continue
 		}
-		for i := range s.Drops {
-			s.Drops[i] += st.Drops[i]
-		}
-		for i := range s.Sojourn {
-			s.Sojourn[i] += st.Sojourn[i]
-		}
-		s.Queued += st.Queued
-		s.Workers += st.Workers
-		s.Dropping = s.Dropping || st.Dropping
-		s.Overload = s.Overload || st.Overload
-		s.Served += st.Served
-		s.SojournSum += st.SojournSum
-		s.Panics += st.Panics
 	}
 	r.mu.Unlock()
 
