@@ -148,7 +148,9 @@ func startKnot(t testing.TB, zones []zoneFile) *server {
 	}
 	fmt.Fprintf(&b, "log:\n  - target: stderr\n    any: warning\n")
 	fmt.Fprintf(&b, "database:\n    storage: %s\n", dir)
-	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n")
+	// Transfers allowed from loopback: AXFR is compared with Knot's too.
+	b.WriteString("acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n")
+	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n    acl: xfr\n")
 	b.WriteString("zone:\n")
 	names := make([]string, 0, len(zones))
 	for _, z := range zones {

@@ -1,0 +1,51 @@
+package zonestore
+
+import (
+	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/miekg/dns"
+)
+
+// Transfer implements transfer.Transferer, so that the stock transfer
+// plugin serves AXFR of the zones of this server block: one version,
+// whole, whatever is published while it is sent. An IXFR from the current
+// serial or a newer one is answered with the SOA alone (up to date); from
+// an older one, with the whole zone (RFC 1995 section 4 allows it).
+func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
+	z := h.store.Get(zone)
+	if z == nil || !h.serves(z.Origin()) {
+		return nil, transfer.ErrNotAuthoritative
+	}
+	ch := make(chan []dns.RR)
+	go func() {
+		defer close(ch)
+		if serial != 0 && !newer(z.Serial(), serial) {
+			ch <- []dns.RR{z.SOA()}
+			return
+		}
+		// Chunks of about a message's worth, copied: Walk's slice is reused.
+		var chunk []dns.RR
+		z.Walk(func(rrs []dns.RR) bool {
+			chunk = append(chunk, rrs...)
+			if len(chunk) >= 500 {
+				ch <- chunk
+				chunk = nil
+			}
+			return true
+		})
+		ch <- append(chunk, z.SOA())
+	}()
+	return ch, nil
+}
+
+// serves reports whether origin is one of this block's zones.
+func (h *Handler) serves(origin string) bool {
+	for _, o := range h.origins {
+		if dns.CanonicalName(o) == origin {
+			return true
+		}
+	}
+	return false
+}
+
+// newer reports whether serial a is newer than b (RFC 1982).
+func newer(a, b uint32) bool { return a != b && int32(a-b) > 0 }

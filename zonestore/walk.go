@@ -1,0 +1,58 @@
+package zonestore
+
+import (
+	"bytes"
+	"slices"
+
+	"github.com/miekg/dns"
+)
+
+// Walk calls f with the records of each name of this version, as a zone
+// transfer sends them (RFC 5936 section 2.2): the apex first with its SOA
+// first, then every other name in canonical order (RFC 4034 section 6.1),
+// then the NSEC3 records; each name's records with their signatures. It
+// stops when f returns false. The version never changes, so a transfer
+// that walks it sends one version whole, whatever is published meanwhile.
+// The records are the zone's own: f must not modify them, and the slice
+// is f's only until it returns.
+func (z *Zone) Walk(f func([]dns.RR) bool) {
+	apex := []dns.RR{z.soa}
+	apex = append(apex, z.apex.get(dns.TypeSOA).sigs...)
+	apex = appendNode(apex, z.apex, dns.TypeSOA)
+	if !f(apex) {
+		return
+	}
+	type named struct {
+		sort []byte
+		n    *node
+	}
+	names := make([]named, 0, len(z.nodes))
+	for k, n := range z.nodes {
+		if n != z.apex && len(n.rrsets) > 0 {
+			names = append(names, named{appendSortKey(nil, k), n})
+		}
+	}
+	slices.SortFunc(names, func(a, b named) int { return bytes.Compare(a.sort, b.sort) })
+	var rrs []dns.RR
+	for _, x := range names {
+		rrs = appendNode(rrs[:0], x.n, 0)
+		if !f(rrs) {
+			return
+		}
+	}
+	for _, n3 := range z.nsec3 {
+		if !f(append(append(rrs[:0], n3.rr), n3.sigs...)) {
+			return
+		}
+	}
+}
+
+// appendNode appends n's records and signatures, but those of type skip.
+func appendNode(dst []dns.RR, n *node, skip uint16) []dns.RR {
+	for _, s := range n.rrsets {
+		if s.typ != skip {
+			dst = append(append(dst, s.rrs...), s.sigs...)
+		}
+	}
+	return dst
+}
