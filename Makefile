@@ -9,7 +9,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT     := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 FUZZTIME ?= 30s
 
-.PHONY: all build run test test-deps bench bench-deps overload blocking profile fuzz generate clean
+.PHONY: all build run test test-deps bench bench-deps overload blocking alias profile fuzz generate clean
 
 all: build
 
@@ -31,7 +31,7 @@ test-deps:
 test: test-deps
 	$(GO) vet ./...
 	ONTIME_REQUIRE_KNOT=1 $(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -race -timeout 20m ./zonestore/ ./codel/ ./plugin/codel/ ./plugin/fastpack/
+	$(GO) test -count=1 -race -timeout 20m ./zonestore/ ./codel/ ./plugin/codel/ ./plugin/fastpack/ ./alias/... ./plugin/alias/
 
 bench-deps:
 	@command -v knotd >/dev/null && command -v dnsperf >/dev/null && command -v bc >/dev/null && \
@@ -39,18 +39,20 @@ bench-deps:
 		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot dnsperf bc gnuplot-nox curl >/dev/null; }
 
 # Go benchmarks of the libraries, then the loopback load test (bench/README.md).
-# The overload, blocking-plugin and profile runs are bench/overload.sh,
-# bench/blocking.sh and bench/profile.sh (make overload, blocking, profile).
+# The overload, blocking-plugin, ALIAS head-of-line and profile runs are
+# bench/overload.sh, bench/blocking.sh, bench/alias.sh and bench/profile.sh
+# (make overload, blocking, alias, profile).
 bench: bench-deps build
-	$(GO) test -run XXX -bench . -benchmem ./zonestore/ ./codel/ ./plugin/fastpack/
+	$(GO) test -run XXX -bench . -benchmem ./zonestore/ ./codel/ ./plugin/fastpack/ ./plugin/zonestore/
 	bash bench/load.sh
 
-overload blocking profile: bench-deps
+overload blocking alias profile: bench-deps
 	bash bench/$@.sh
 
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/
 	$(GO) test -run XXX -fuzz FuzzLookup -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/
+	$(GO) test -run XXX -fuzz FuzzUpstreamAnswer -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./alias/
 
 clean:
 	rm -f coredns

@@ -27,22 +27,48 @@ type Hop struct {
 // deadline checked before each.
 func (h Hop) Suspend(pool *Queue, c Continuation) {
 	if h.Queue == nil {
-		late := func() bool { return pool.cfg.Clock()-h.Arrival > pool.deadline }
-		if late() {
-			pool.countDrop(Deadline)
+		if h.Late(pool) {
 			c.Drop(Deadline)
 			return
 		}
 		c.Slow()
-		if late() {
-			pool.countDrop(Deadline)
+		if h.Late(pool) {
 			c.Drop(Deadline)
 			return
 		}
 		c.Resume()
 		return
 	}
-	pool.Submit(&slowStep{c: c, back: h.Queue, arrival: h.Arrival}, h.Arrival)
+	h.Send(pool, &slowStep{c: c, hop: h})
+}
+
+// Send queues t on pool with the query's arrival time, and returns at
+// once: CoDel checks it there like any query. It is the first half of
+// Suspend, for a caller that shares one slow step among several queries
+// (ALIAS lookups of one target) and brings each back itself, with Back.
+func (h Hop) Send(pool *Queue, t Task) { pool.Submit(t, h.Arrival) }
+
+// Back queues t on the hop's queue with the query's arrival time, to run
+// on a worker there, checked by CoDel again; a query whose time ran out
+// while it was away is dropped there (t.Drop), counted. In place, t runs
+// on the caller's goroutine.
+func (h Hop) Back(t Task) {
+	if h.Queue == nil {
+		t.Run()
+		return
+	}
+	h.Queue.Submit(t, h.Arrival)
+}
+
+// Late reports whether the query is past pool's deadline, and if it is,
+// counts it among pool's drops (Deadline): for a caller that serves the
+// query in place and must drop it itself.
+func (h Hop) Late(pool *Queue) bool {
+	if pool.cfg.Clock()-h.Arrival <= pool.deadline {
+		return false
+	}
+	pool.countDrop(Deadline)
+	return true
 }
 
 func (q *Queue) countDrop(r Reason) {
@@ -52,14 +78,13 @@ func (q *Queue) countDrop(r Reason) {
 }
 
 type slowStep struct {
-	c       Continuation
-	back    *Queue
-	arrival int64
+	c   Continuation
+	hop Hop
 }
 
 func (s *slowStep) Run() {
 	s.c.Slow()
-	s.back.Submit(resumeStep{s.c}, s.arrival)
+	s.hop.Back(resumeStep{s.c})
 }
 
 func (s *slowStep) Drop(r Reason) { s.c.Drop(r) }

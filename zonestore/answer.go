@@ -2,6 +2,8 @@ package zonestore
 
 import (
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/alias/record"
 )
 
 // Response is the authoritative answer to one question, before it is packed.
@@ -13,6 +15,15 @@ type Response struct {
 	Answer        []dns.RR
 	Ns            []dns.RR
 	Extra         []dns.RR
+
+	// Alias is the ALIAS record (owner spelled as in the answer) at the
+	// name that answered an A or AAAA question, CNAMEs followed; nil if
+	// none. The answer itself is what the zone holds: the name's own
+	// addresses, or NODATA. Resolving the ALIAS is the caller's choice.
+	Alias dns.RR
+	// SOA is the zone's SOA as negative answers carry it, set with Alias:
+	// what a NODATA built from the ALIAS target's answer needs.
+	SOA dns.RR
 }
 
 // maxChain bounds how many CNAME and DNAME hops one answer follows inside the zone.
@@ -113,6 +124,14 @@ func (l *lookup) run(name, k string) {
 			continue
 		}
 
+		if src.alias && (l.qtype == dns.TypeA || l.qtype == dns.TypeAAAA) {
+			a := src.get(record.TypeALIAS).rrs[0]
+			if a.Header().Name != name {
+				a = dns.Copy(a)
+				a.Header().Name = name
+			}
+			l.res.Alias, l.res.SOA = a, z.negSOA
+		}
 		s := l.pick(src)
 		if s == nil {
 			l.nodata(src, k, ce, wildcard)
@@ -135,11 +154,15 @@ func (l *lookup) run(name, k string) {
 // answered with one RRset, the lowest type, as Knot does (RFC 8482 allows
 // any subset), where all of a signed name's RRSIGs count as one RRset of type
 // RRSIG; a question for RRSIG gets the signatures of the lowest signed type.
+// An ALIAS record is never an answer: it stands for addresses resolved at
+// query time, and a client asking for the type itself gets NODATA.
 func (l *lookup) pick(n *node) *rrset {
 	switch l.qtype {
+	case record.TypeALIAS:
+		return nil
 	case dns.TypeANY:
-		if len(n.rrsets) == 0 {
-			return nil
+		if len(n.rrsets) == 0 || n.rrsets[0].typ == record.TypeALIAS {
+			return nil // ALIAS sorts last: it is alone
 		}
 		if n.rrsets[0].typ > dns.TypeRRSIG && n.allSigs.typ == dns.TypeRRSIG {
 			return &n.allSigs

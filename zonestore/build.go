@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/alias/record"
 )
 
 // Builder makes one new version of a zone: from nothing (NewBuilder) or from
@@ -159,6 +161,9 @@ func (b *Builder) add(rr dns.RR, line int) error {
 		b.nsec3Changed = true
 		return nil
 	}
+	if h.Rrtype == record.TypeALIAS {
+		record.Complete(rr, b.origin) // miekg/dns leaves a private type's names as written
+	}
 	n := b.mutable(k, h.Name, true)
 	b.touched[k] = struct{}{}
 	for i := range n.rrsets {
@@ -167,7 +172,7 @@ func (b *Builder) add(rr dns.RR, line int) error {
 			continue
 		}
 		for _, have := range s.rrs {
-			if dns.IsDuplicate(have, rr) {
+			if duplicate(have, rr) {
 				b.records--
 				return nil
 			}
@@ -219,7 +224,7 @@ func (b *Builder) delete(rr dns.RR) error {
 			list = &s.sigs
 		}
 		for j, have := range *list {
-			if dns.IsDuplicate(have, rr) {
+			if duplicate(have, rr) {
 				*list = slices.Delete(*list, j, j+1)
 				b.records--
 				if len(s.rrs) == 0 {
@@ -430,6 +435,7 @@ func (b *Builder) flags(z *Zone, n *node) {
 	n.ent = len(n.rrsets) == 0 && n != z.apex
 	n.delegation = n != z.apex && n.get(dns.TypeNS) != nil
 	n.dname = n.get(dns.TypeDNAME) != nil
+	n.alias = n.get(record.TypeALIAS) != nil
 	n.allSigs = rrset{}
 	for _, s := range n.rrsets {
 		if len(s.sigs) > 0 {
@@ -499,10 +505,23 @@ func (b *Builder) checkNode(z *Zone, n *node) error {
 			return b.errorf(0, "CNAME at the zone apex %q", n.name)
 		}
 	}
+	if a := n.get(record.TypeALIAS); a != nil && len(a.rrs) > 1 {
+		return b.errorf(0, "%q has %d ALIAS records, want 1", n.name, len(a.rrs))
+	}
 	if d := n.get(dns.TypeDNAME); d != nil && len(d.rrs) > 1 {
 		return b.errorf(0, "%q has %d DNAME records, want 1", n.name, len(d.rrs))
 	}
 	return nil
+}
+
+// duplicate is dns.IsDuplicate, which knows nothing of private types such
+// as ALIAS: two ALIAS records are the same when their targets are.
+func duplicate(a, b dns.RR) bool {
+	if a.Header().Rrtype == record.TypeALIAS && b.Header().Rrtype == record.TypeALIAS {
+		return strings.EqualFold(a.Header().Name, b.Header().Name) &&
+			strings.EqualFold(dns.Fqdn(record.Target(a)), dns.Fqdn(record.Target(b)))
+	}
+	return dns.IsDuplicate(a, b)
 }
 
 // checkGlue refuses a delegation whose in-bailiwick name servers have no

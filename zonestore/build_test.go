@@ -36,6 +36,8 @@ func TestBuildRefusesInvalidZones(t *testing.T) {
 		{"CNAME at apex", head + "@ CNAME ns1\n", "beside", 0},
 		{"glue missing", head + "sub NS ns.sub\n", `glue missing: NS "ns.sub.example.org."`, 0},
 		{"apex NS without address", head + "@ NS ns2\n", `glue missing: NS "ns2.example.org."`, 0},
+		{"CNAME and ALIAS", head + "www ALIAS cdn.example.net.\nwww CNAME ns1\n", `"www.example.org." has a CNAME beside ALIAS data`, 0},
+		{"two ALIAS", head + "www ALIAS a.example.net.\nwww ALIAS b.example.net.\n", `"www.example.org." has 2 ALIAS records, want 1`, 0},
 		{"two DNAMEs", head + "d DNAME a.example.\nd DNAME b.example.\n", "2 DNAME records", 0},
 		{"RRSIG without its RRset", head + "www RRSIG A 13 3 3600 20460101000000 20260101000000 1 example.org. AAAA\n", "covers A", 6},
 	} {

@@ -49,6 +49,7 @@ type node struct {
 	ent         bool  // an empty non-terminal: exists only because names below it do
 	delegation  bool  // owns NS and is not the apex
 	dname       bool
+	alias       bool // owns an ALIAS record
 	belowCut    bool // glue or occluded data: not authoritative
 	hasWildcard bool // the zone holds "*." + this name
 
@@ -80,6 +81,12 @@ type nsec3Node struct {
 
 // Origin returns the zone's origin, lowercase and fully qualified.
 func (z *Zone) Origin() string { return z.origin }
+
+// Signed reports whether the zone is pre-signed (holds DNSKEY and signatures).
+func (z *Zone) Signed() bool { return z.signed }
+
+// SOA returns the zone's SOA record (the zone's own: do not modify it).
+func (z *Zone) SOA() *dns.SOA { return z.soa }
 
 // Serial returns the SOA serial of this version.
 func (z *Zone) Serial() uint32 { return z.serial }

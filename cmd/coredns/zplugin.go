@@ -67,6 +67,7 @@ import (
 	_ "github.com/coredns/coredns/plugin/tsig"
 	_ "github.com/coredns/coredns/plugin/view"
 	_ "github.com/coredns/coredns/plugin/whoami"
+	_ "github.com/ontimedns/ontime/plugin/alias"
 	_ "github.com/ontimedns/ontime/plugin/codel"
 	_ "github.com/ontimedns/ontime/plugin/fastpack"
 	_ "github.com/ontimedns/ontime/plugin/zonestore"
@@ -125,6 +126,7 @@ var directives = []string{
 	"clouddns",
 	"k8s_external",
 	"kubernetes",
+	"alias",
 	"zonestore",
 	"file",
 	"auto",

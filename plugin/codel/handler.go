@@ -7,6 +7,7 @@ import (
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
@@ -134,6 +135,10 @@ func (c *Codel) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) 
 
 // Name implements plugin.Handler.
 func (c *Codel) Name() string { return pluginName }
+
+// Deadline is the queue's: a plugin after this one that sends work
+// elsewhere (alias) drops it past the same deadline.
+func (c *Codel) Deadline() time.Duration { return c.q.Config().Deadline }
 
 // query is a queued UDP query: a codel.Task.
 type query struct {

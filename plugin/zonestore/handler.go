@@ -7,6 +7,7 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/fall"
 	"github.com/miekg/dns"
 
+	"github.com/ontimedns/ontime/alias"
 	"github.com/ontimedns/ontime/zonestore"
 )
 
@@ -55,6 +56,12 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
 	}
 
+	if res.Alias != nil {
+		// The alias plugin, when it comes just before this one, resolves it.
+		if rep, ok := w.(alias.Reporter); ok {
+			rep.Report(alias.Found{Alias: res.Alias, SOA: res.SOA, Signed: z.Signed()})
+		}
+	}
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.Authoritative = res.Authoritative
