@@ -436,3 +436,37 @@ func TestAliasUnsignedInASignedZone(t *testing.T) {
 		t.Errorf("logged %d times, want once:\n%s", got, s.log.String())
 	}
 }
+
+// TestAliasLateOnReturnIsDropped: behind codel with a 100 ms deadline, a
+// query whose lookup takes 150 ms is dropped when it comes back to the
+// queue, counted with codel's drops, and answered by nobody; a plain query
+// is answered meanwhile.
+func TestAliasLateOnReturnIsDropped(t *testing.T) {
+	up := startUpstream(t)
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, aliasZone...)
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        deadline 100ms\n    }\n    alias {\n        upstream %s\n        timeout 300ms\n    }\n    zonestore %s example.org", metrics, up.addr, zf), "example.org")
+	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	drops := func() float64 {
+		return metric(t, metrics, `coredns_codel_drops_total{reason="deadline",server="`+server+`"}`)
+	}
+	before := drops()
+	done := make(chan error, 1)
+	go func() {
+		r, err := queryA(s.addr, "slow.example.org.", "udp", time.Second)
+		if err == nil {
+			err = fmt.Errorf("answered: %v", r)
+		}
+		done <- err
+	}()
+	if got := answerA(t, s.addr, "mail.example.org."); got != "192.0.2.25" {
+		t.Fatalf("plain query meanwhile: %s", got)
+	}
+	if err := <-done; !strings.Contains(err.Error(), "timeout") {
+		t.Fatalf("the late query: %v, want no answer", err)
+	}
+	if got := drops() - before; got != 1 {
+		t.Fatalf("codel counted %v deadline drops, want 1", got)
+	}
+}
