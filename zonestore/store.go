@@ -114,45 +114,95 @@ func (s *Store) Publish(old, z *Zone, force bool) error {
 }
 
 // Remove stops serving the zone with this origin.
-func (s *Store) Remove(origin string) {
-	k, err := key(origin)
-	if err != nil {
-		return
-	}
+func (s *Store) Remove(origin string) { s.RemoveAll([]string{origin}) }
+
+// RemoveAll stops serving the zones with these origins, with one copy of
+// the index.
+func (s *Store) RemoveAll(origins []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := *s.index.Load()
-	if _, ok := old[k]; !ok {
+	drop := make(map[string]bool, len(origins))
+	for _, o := range origins {
+		if k, err := key(o); err == nil && old[k] != nil {
+			drop[k] = true
+		}
+	}
+	if len(drop) == 0 {
 		return
 	}
 	m := make(map[string]*slot, len(old))
-	for kk, v := range old {
-		if kk != k {
-			m[kk] = v
+	for k, v := range old {
+		if !drop[k] {
+			m[k] = v
 		}
 	}
 	s.index.Store(&m)
 }
 
-// slotFor returns the zone's slot, adding it to the index (copy on write) if new.
+// Change is one version to publish: New over Old (nil for a new zone),
+// with Force as for Publish.
+type Change struct {
+	Old, New *Zone
+	Force    bool
+}
+
+// PublishAll publishes every change as Publish does, each on its own (one
+// may fail, the others stand), adding the new zones to the index with one
+// copy of it: a directory of a million zones loads in linear time, where
+// a million calls of Publish would copy the index a million times.
+func (s *Store) PublishAll(cs []Change) []error {
+	var fresh []*Zone
+	for _, c := range cs {
+		if c.New != nil && c.Old == nil {
+			fresh = append(fresh, c.New)
+		}
+	}
+	s.addSlots(fresh)
+	errs := make([]error, len(cs))
+	for i, c := range cs {
+		errs[i] = s.Publish(c.Old, c.New, c.Force)
+	}
+	return errs
+}
+
+// slotFor returns the zone's slot, adding it to the index if new.
 func (s *Store) slotFor(z *Zone) *slot {
 	if sl := (*s.index.Load())[z.originKey]; sl != nil {
 		return sl
 	}
+	s.addSlots([]*Zone{z})
+	return (*s.index.Load())[z.originKey]
+}
+
+// addSlots adds a slot for each zone not in the index, copying the index
+// once (copy on write: readers keep the map they loaded).
+func (s *Store) addSlots(zs []*Zone) {
+	if len(zs) == 0 {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := *s.index.Load()
-	if sl := old[z.originKey]; sl != nil {
-		return sl
+	missing := 0
+	for _, z := range zs {
+		if old[z.originKey] == nil {
+			missing++
+		}
 	}
-	m := make(map[string]*slot, len(old)+1)
+	if missing == 0 {
+		return
+	}
+	m := make(map[string]*slot, len(old)+missing)
 	for k, v := range old {
 		m[k] = v
 	}
-	sl := &slot{origin: z.origin}
-	m[z.originKey] = sl
+	for _, z := range zs {
+		if m[z.originKey] == nil {
+			m[z.originKey] = &slot{origin: z.origin}
+		}
+	}
 	s.index.Store(&m)
-	return sl
 }
 
 // serialNewer reports whether a is newer than b in serial number arithmetic (RFC 1982).

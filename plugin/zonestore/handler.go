@@ -16,7 +16,25 @@ type Handler struct {
 	Next    plugin.Handler
 	Fall    fall.F
 	store   *zonestore.Store
-	origins []string
+	origins []string     // the file sources' zones
+	sources []*source    // zone files
+	dirs    []*directory // directories of zone files
+}
+
+// Ready implements the ready plugin's readiness: every zone file has been
+// loaded once (a missing one is retried), every directory scanned once.
+func (h *Handler) Ready() bool {
+	for _, s := range h.sources {
+		if h.store.Get(s.origin) == nil {
+			return false
+		}
+	}
+	for _, d := range h.dirs {
+		if !d.scanned.Load() {
+			return false
+		}
+	}
+	return true
 }
 
 // ServeDNS implements plugin.Handler.

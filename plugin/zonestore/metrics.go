@@ -49,3 +49,10 @@ func recordPublished(z *zonestore.Zone) {
 	generation.WithLabelValues(o).Set(float64(z.Generation()))
 	records.WithLabelValues(o).Set(float64(z.Records()))
 }
+
+// forget drops a removed zone's gauges.
+func forget(origin string) {
+	serial.DeleteLabelValues(origin)
+	generation.DeleteLabelValues(origin)
+	records.DeleteLabelValues(origin)
+}

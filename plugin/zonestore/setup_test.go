@@ -32,10 +32,11 @@ func TestSetupTakesFileSyntax(t *testing.T) {
 	} {
 		c := caddy.NewTestController("dns", tc.input)
 		c.ServerBlockKeys = []string{"example.org."}
-		h, sources, err := parse(c)
+		h, err := parse(c)
 		if err != nil {
 			t.Fatalf("%q: %v", tc.input, err)
 		}
+		sources := h.sources
 		if strings.Join(h.origins, " ") != strings.Join(tc.origins, " ") || len(sources) != len(tc.origins) {
 			t.Fatalf("%q: origins %v, want %v", tc.input, h.origins, tc.origins)
 		}
@@ -53,7 +54,56 @@ func TestSetupTakesFileSyntax(t *testing.T) {
 	} {
 		c := caddy.NewTestController("dns", bad)
 		c.ServerBlockKeys = []string{"example.org."}
-		if _, _, err := parse(c); err == nil {
+		if _, err := parse(c); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+}
+
+// TestSetupTakesAutoDirectorySyntax: `directory DIR [REGEXP TEMPLATE]` as
+// the auto plugin reads it, the block's arguments then being zones.
+func TestSetupTakesAutoDirectorySyntax(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(dir+"/db.example.org", []byte("$ORIGIN example.org.\n@ 300 SOA ns1 hm 1 2 3 4 5\n@ 300 NS ns1\nns1 300 A 192.0.2.1\n"), 0o644)
+	os.WriteFile(dir+"/example.net.zone", []byte("$ORIGIN example.net.\n@ 300 SOA ns1 hm 1 2 3 4 5\n@ 300 NS ns1\nns1 300 A 192.0.2.1\n"), 0o644)
+	for _, tc := range []struct {
+		input string
+		zones []string // served after the first scan
+	}{
+		{"zonestore {\n directory " + dir + "\n}", []string{"example.org."}},
+		{"zonestore {\n directory " + dir + ` (.*)\.zone {1}` + "\n}", []string{"example.net."}},
+		{"zonestore example.net {\n directory " + dir + "\n}", nil}, // example.org is outside the block's zones
+		{"zonestore . {\n directory " + dir + "\n reload 0\n}", []string{"example.org."}},
+	} {
+		c := caddy.NewTestController("dns", tc.input)
+		c.ServerBlockKeys = []string{"."}
+		h, err := parse(c)
+		if err != nil {
+			t.Fatalf("%q: %v", tc.input, err)
+		}
+		if len(h.dirs) != 1 || !h.Ready() {
+			t.Fatalf("%q: %d directories, ready %v", tc.input, len(h.dirs), h.Ready())
+		}
+		for _, z := range []string{"example.org.", "example.net."} {
+			want := false
+			for _, w := range tc.zones {
+				want = want || w == z
+			}
+			if got := h.store.Get(z) != nil; got != want || h.serves(z) != want {
+				t.Errorf("%q: serves %s: %v, want %v", tc.input, z, got, want)
+			}
+		}
+	}
+	for _, bad := range []string{
+		"zonestore {\n directory\n}",
+		"zonestore {\n directory " + dir + " (.*)\n}",       // a regexp without its template
+		"zonestore {\n directory " + dir + " db\\.x {1}\n}", // no subexpression
+		"zonestore {\n directory " + dir + " ( {1}\n}",      // not a regexp
+		"zonestore {\n reload 1s\n}",                        // neither file nor directory
+	} {
+		c := caddy.NewTestController("dns", bad)
+		c.ServerBlockKeys = []string{"."}
+		if _, err := parse(c); err == nil {
 			t.Errorf("%q: want an error", bad)
 		}
 	}

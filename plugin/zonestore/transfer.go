@@ -44,6 +44,11 @@ func (h *Handler) serves(origin string) bool {
 			return true
 		}
 	}
+	for _, d := range h.dirs {
+		if d.serves(origin) {
+			return true
+		}
+	}
 	return false
 }
 
