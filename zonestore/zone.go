@@ -28,6 +28,8 @@ type Zone struct {
 	signed bool
 
 	records int // RRs held, for metrics and tests
+
+	expired bool // a secondary zone past its SOA expire: answered with SERVFAIL
 }
 
 // node is one owner name of a zone. Nodes refer to other nodes by key, never
@@ -84,6 +86,19 @@ func (z *Zone) Origin() string { return z.origin }
 
 // Signed reports whether the zone is pre-signed (holds DNSKEY and signatures).
 func (z *Zone) Signed() bool { return z.signed }
+
+// Expired reports whether this version of a secondary zone went past its
+// SOA expire timer without a refresh from a primary (RFC 1034 section
+// 4.3.5): its data may be wrong, and it is answered with SERVFAIL.
+func (z *Zone) Expired() bool { return z.expired }
+
+// WithExpired returns a copy of z, marked expired or not, to publish over
+// it: the data stay shared, and the copy is a new generation.
+func (z *Zone) WithExpired(expired bool) *Zone {
+	c := *z
+	c.expired, c.generation = expired, 0
+	return &c
+}
 
 // SOA returns the zone's SOA record (the zone's own: do not modify it).
 func (z *Zone) SOA() *dns.SOA { return z.soa }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ontimedns/ontime/alias"
 	"github.com/ontimedns/ontime/zonestore"
+	"github.com/ontimedns/ontime/zonestore/secondary"
 )
 
 // Handler answers queries for the zones of its server block from a zonestore.Store.
@@ -19,6 +20,8 @@ type Handler struct {
 	origins []string     // the file sources' zones
 	sources []*source    // zone files
 	dirs    []*directory // directories of zone files
+
+	secondaries map[string]*secondary.Zone // by origin
 }
 
 // Ready implements the ready plugin's readiness: every zone file has been
@@ -34,6 +37,11 @@ func (h *Handler) Ready() bool {
 			return false
 		}
 	}
+	for _, sec := range h.secondaries {
+		if !sec.Loaded() {
+			return false
+		}
+	}
 	return true
 }
 
@@ -43,10 +51,18 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return h.reply(w, r, dns.RcodeFormatError)
 	}
 	q := r.Question[0]
+	if r.Opcode == dns.OpcodeNotify {
+		if sec := h.secondaries[dns.CanonicalName(q.Name)]; sec != nil {
+			return h.notify(w, r, sec)
+		}
+	}
 	var z *zonestore.Zone
 	name, err := zonestore.NewName(q.Name)
 	if err == nil {
 		z = h.store.FindName(name)
+	}
+	if z == nil && len(h.secondaries) > 0 && h.pendingSecondary(q.Name) != nil {
+		return h.reply(w, r, dns.RcodeServerFailure) // ours, not transferred yet
 	}
 	if z == nil {
 		// Not ours (or not loaded yet): as stock file, the next plugin may know it.
@@ -63,6 +79,10 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return h.reply(w, r, dns.RcodeRefused) // the zone is class IN, as Knot answers
 	case q.Qtype == dns.TypeAXFR || q.Qtype == dns.TypeIXFR:
 		return h.reply(w, r, dns.RcodeRefused) // transfers are the transfer plugin's, before this one
+	}
+
+	if z.Expired() {
+		return h.reply(w, r, dns.RcodeServerFailure)
 	}
 
 	opt := r.IsEdns0()

@@ -56,3 +56,18 @@ func forget(origin string) {
 	generation.DeleteLabelValues(origin)
 	records.DeleteLabelValues(origin)
 }
+
+var (
+	transfers = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "transfers_total",
+		Help:      "Refreshes of secondary zones, by kind (axfr, ixfr, current: the primary had nothing newer, soa: the serial query failed) and result (published, failed, current).",
+	}, []string{"zone", "type", "result"})
+	notifies = promauto.NewCounterVec(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "notifies_total",
+		Help:      "NOTIFY messages for secondary zones, by result: accepted (from a primary), refused (from anyone else).",
+	}, []string{"zone", "result"})
+)

@@ -5,16 +5,21 @@ package zonestore
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/coredns/caddy"
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
+	pkgparse "github.com/coredns/coredns/plugin/pkg/parse"
+	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/zonestore"
+	"github.com/ontimedns/ontime/zonestore/secondary"
 )
 
 const pluginName = "zonestore"
@@ -36,6 +41,9 @@ func setup(c *caddy.Controller) error {
 		for _, d := range h.dirs {
 			go d.watch(h.store, stop)
 		}
+		for _, sec := range h.secondaries {
+			go sec.Run(stop)
+		}
 		return nil
 	})
 	c.OnShutdown(func() error {
@@ -50,9 +58,11 @@ func setup(c *caddy.Controller) error {
 }
 
 // parse reads `zonestore DBFILE [ZONES...] { reload DURATION ... }` blocks,
-// exactly as stock file reads `file`, and loads each zone once; and
+// exactly as stock file reads `file`, and loads each zone once;
 // `zonestore [ZONES...] { directory DIR [REGEXP TEMPLATE] ... }`, a
-// directory of zone files as the auto plugin reads it, scanned once.
+// directory of zone files as the auto plugin reads it, scanned once; and
+// `secondary ZONE PRIMARY...` lines (with `tsig NAME SECRET [ALGORITHM]`),
+// zones transferred from primaries once the server starts.
 func parse(c *caddy.Controller) (*Handler, error) {
 	h := &Handler{store: zonestore.NewStore()}
 	config := dnsserver.GetConfig(c)
@@ -63,6 +73,8 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		byMtime := false
 		type dirSpec struct{ dir, re, tmpl string }
 		var dirs []dirSpec
+		var secs []secondary.Config
+		var tsig *secondary.TSIG
 		for c.NextBlock() {
 			switch c.Val() {
 			case "fallthrough":
@@ -104,12 +116,50 @@ func parse(c *caddy.Controller) (*Handler, error) {
 					spec.re, spec.tmpl = t[1], t[2]
 				}
 				dirs = append(dirs, spec)
+			case "secondary": // secondary ZONE PRIMARY...
+				t := c.RemainingArgs()
+				if len(t) < 2 {
+					return nil, c.ArgErr()
+				}
+				primaries, err := pkgparse.HostPortOrFile(t[1:]...)
+				if err != nil {
+					return nil, err
+				}
+				for _, p := range primaries {
+					host, port, err := net.SplitHostPort(p)
+					if _, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || net.ParseIP(host) == nil {
+						return nil, c.Errf("secondary %s: primary %q is not IP:PORT", t[0], p)
+					}
+				}
+				if _, ok := dns.IsDomainName(t[0]); !ok {
+					return nil, c.Errf("secondary: %q is not a zone name", t[0])
+				}
+				secs = append(secs, secondary.Config{Origin: dns.CanonicalName(t[0]), Primaries: primaries})
+			case "tsig": // tsig NAME SECRET [ALGORITHM], for the secondaries' transfers
+				t := c.RemainingArgs()
+				if len(t) != 2 && len(t) != 3 {
+					return nil, c.ArgErr()
+				}
+				tsig = &secondary.TSIG{Name: dns.CanonicalName(t[0]), Secret: t[1]}
+				if len(t) == 3 {
+					tsig.Algorithm = dns.CanonicalName(t[2])
+				}
 			default:
 				return nil, c.Errf("unknown property '%s'", c.Val())
 			}
 		}
-		// With a directory, the arguments are zones (as auto's); without,
-		// the first is the file (as file's).
+		for _, cfg := range secs {
+			cfg.TSIG, cfg.Store = tsig, h.store
+			h.addSecondary(cfg)
+		}
+		if tsig != nil && len(secs) == 0 {
+			return nil, c.Err("tsig is for the secondary zones of the block, and it has none")
+		}
+		// With a directory or secondaries, the arguments are zones (as
+		// auto's); without, the first is the file (as file's).
+		if len(secs) > 0 && len(dirs) == 0 {
+			continue
+		}
 		if len(dirs) > 0 {
 			origins := plugin.OriginsFromArgsOrServerBlock(args, c.ServerBlockKeys)
 			for _, spec := range dirs {

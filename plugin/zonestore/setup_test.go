@@ -108,3 +108,33 @@ func TestSetupTakesAutoDirectorySyntax(t *testing.T) {
 		}
 	}
 }
+
+// TestSetupTakesSecondaries: `secondary ZONE PRIMARY...` and `tsig NAME
+// SECRET [ALGORITHM]`; nothing is transferred before the server starts.
+func TestSetupTakesSecondaries(t *testing.T) {
+	c := caddy.NewTestController("dns", "zonestore {\n secondary example.org 127.0.0.1:5300 [::1]\n secondary example.net 192.0.2.1\n tsig xfr. c2VjcmV0 hmac-sha512\n}")
+	c.ServerBlockKeys = []string{"."}
+	h, err := parse(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h.secondaries) != 2 || h.secondaries["example.org."] == nil || h.Ready() {
+		t.Fatalf("secondaries %v, ready %v", h.secondaries, h.Ready())
+	}
+	if !h.serves("example.net.") || h.pendingSecondary("www.example.org.") == nil || h.pendingSecondary("example.com.") != nil {
+		t.Fatal("a secondary not yet transferred is not known as the block's")
+	}
+	for _, bad := range []string{
+		"zonestore {\n secondary example.org\n}",                       // no primary
+		"zonestore {\n secondary example.org 127.0.0.1:x\n}",           // bad address
+		"zonestore {\n secondary example.org 127.0.0.1\n tsig xfr.\n}", // no secret
+		"zonestore {\n tsig xfr. c2VjcmV0\n}",                          // tsig without secondaries
+		"zonestore {\n secondary bad..name 127.0.0.1\n}",               // not a zone
+	} {
+		c := caddy.NewTestController("dns", bad)
+		c.ServerBlockKeys = []string{"."}
+		if _, err := parse(c); err == nil {
+			t.Errorf("%q: want an error", bad)
+		}
+	}
+}

@@ -49,7 +49,7 @@ func (h *Handler) serves(origin string) bool {
 			return true
 		}
 	}
-	return false
+	return h.secondaries[origin] != nil
 }
 
 // newer reports whether serial a is newer than b (RFC 1982).

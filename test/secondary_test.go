@@ -1,0 +1,167 @@
+package test
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// knotPrimary is Knot DNS serving one zone as a primary: AXFR, IXFR from
+// its journal (the differences between versions of the zone file), and
+// NOTIFY to ontime.
+type knotPrimary struct {
+	*server
+	conf, file, origin string
+}
+
+// startKnotPrimary starts Knot; with secret set, transfers need the TSIG
+// key xfr. (hmac-sha256, that secret).
+func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret string) *knotPrimary {
+	t.Helper()
+	bin, err := exec.LookPath("knotd")
+	if err != nil {
+		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
+			t.Fatal("knotd not found: install Debian's knot package (make test does)")
+		}
+		t.Skip("knotd not found; `make test` installs it")
+	}
+	dir := t.TempDir()
+	port := freePort(t)
+	file := filepath.Join(dir, origin+".zone")
+	if err := os.WriteFile(file, []byte(zone), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n", port, dir)
+	if os.Geteuid() == 0 {
+		b.WriteString("    user: root:root\n")
+	}
+	fmt.Fprintf(&b, "log:\n  - target: stderr\n    any: info\n")
+	fmt.Fprintf(&b, "database:\n    storage: %s\n", dir)
+	fmt.Fprintf(&b, "control:\n    listen: %s/knot.sock\n", dir)
+	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", notifyPort)
+	acl := "acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n"
+	if secret != "" {
+		fmt.Fprintf(&b, "key:\n  - id: xfr.\n    algorithm: hmac-sha256\n    secret: %s\n", secret)
+		acl += "    key: xfr.\n"
+	}
+	b.WriteString(acl)
+	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: difference\n    journal-content: changes\n")
+	fmt.Fprintf(&b, "zone:\n  - domain: %s\n    file: %s\n    notify: ontime\n    acl: xfr\n", origin, file)
+	conf := filepath.Join(dir, "knot.conf")
+	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return &knotPrimary{start(t, "knotd", exec.Command(bin, "-c", conf), port, origin), conf, file, origin}
+}
+
+// update writes a new version of the zone file and has Knot load it: Knot
+// stores the difference in its journal and sends NOTIFY.
+func (k *knotPrimary) update(t testing.TB, zone string) {
+	t.Helper()
+	if err := os.WriteFile(k.file, []byte(zone), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("knotc", "-c", k.conf, "zone-reload", k.origin).CombinedOutput(); err != nil {
+		t.Fatalf("knotc zone-reload: %v\n%s", err, out)
+	}
+}
+
+func secondaryZone(serial int, extra ...string) string {
+	// refresh 1h: only NOTIFY makes ontime refresh in time; retry 1s,
+	// expire 4s: a primary gone is noticed quickly.
+	return fmt.Sprintf("$ORIGIN example.test.\n$TTL 300\n@ SOA ns1 hostmaster %d 3600 1 4 300\n@ NS ns1\nns1 A 192.0.2.53\n%s\n",
+		serial, strings.Join(extra, "\n"))
+}
+
+// TestSecondaryFromKnot: ontime as a secondary of Knot DNS: the first
+// AXFR carries the whole zone (ontime's AXFR out equals Knot's); a new
+// version reaches ontime by NOTIFY and IXFR; a NOTIFY from anyone but the
+// primary is refused and counted; when the primary is gone, the zone
+// keeps serving until its SOA expire, then answers SERVFAIL.
+func TestSecondaryFromKnot(t *testing.T) {
+	port := freePort(t)
+	knot := startKnotPrimary(t, "example.test", secondaryZone(1, "www A 192.0.2.1", "mail MX 10 www", "*.wild TXT \"w\""), port, "")
+	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	corefile := fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    prometheus %s\n    transfer {\n        to *\n    }\n    zonestore {\n        secondary example.test %s\n    }\n}\n", port, prom, knot.addr)
+	s := startCorefile(t, corefile, port, "example.test")
+
+	if got, want := section(axfr(t, s.addr, "example.test.")), section(axfr(t, knot.addr, "example.test.")); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("the transferred zone differs from Knot's:\nours %v\nKnot %v", got, want)
+	}
+	if got := rcodeA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
+		t.Fatalf("www: %s", got)
+	}
+
+	knot.update(t, secondaryZone(2, "www A 192.0.2.2", "mail MX 10 www", "new A 192.0.2.3"))
+	eventually(t, "the new version, by NOTIFY and IXFR", func() bool {
+		return rcodeA(t, s.addr, "www.example.test.") == "192.0.2.2" && rcodeA(t, s.addr, "new.example.test.") == "192.0.2.3"
+	})
+	if n := metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="ixfr",zone="example.test."}`); n != 1 {
+		t.Errorf("IXFRs published: %v, want 1", n)
+	}
+	if n := metric(t, prom, `coredns_zonestore_notifies_total{result="accepted",zone="example.test."}`); n < 1 {
+		t.Errorf("NOTIFY from Knot not counted")
+	}
+	if got := rcodeA(t, s.addr, "x.wild.example.test."); got != "NXDOMAIN" {
+		t.Errorf("x.wild after the IXFR that removed the wildcard: %s, want NXDOMAIN", got)
+	}
+
+	// NOTIFY from an address that is not the primary.
+	m := new(dns.Msg)
+	m.SetNotify("example.test.")
+	c := &dns.Client{Dialer: &net.Dialer{LocalAddr: &net.UDPAddr{IP: net.ParseIP("127.0.0.2")}, Timeout: 2 * time.Second}}
+	r, _, err := c.Exchange(m, s.addr)
+	if err != nil || r.Rcode != dns.RcodeRefused {
+		t.Errorf("NOTIFY from 127.0.0.2: %v %v, want REFUSED", err, r)
+	}
+	if n := metric(t, prom, `coredns_zonestore_notifies_total{result="refused",zone="example.test."}`); n != 1 {
+		t.Errorf("refused NOTIFY counted %v times, want 1", n)
+	}
+
+	// The primary goes: the zone is served until it expires (4 s).
+	knot.cmd.Process.Kill()
+	knot.cmd.Wait()
+	s.notifyRefresh(t)
+	if got := rcodeA(t, s.addr, "www.example.test."); got != "192.0.2.2" {
+		t.Fatalf("right after the primary went: %s", got)
+	}
+	eventually(t, "the zone to expire", func() bool { return rcodeA(t, s.addr, "www.example.test.") == "SERVFAIL" })
+	if n := metric(t, prom, `coredns_zonestore_load_failures_total{zone="example.test."}`); n < 1 {
+		t.Errorf("failed refreshes not counted")
+	}
+}
+
+// notifyRefresh sends a NOTIFY from 127.0.0.1 (where the primary is), so
+// the secondary tries a refresh now.
+func (s *server) notifyRefresh(t testing.TB) {
+	m := new(dns.Msg)
+	m.SetNotify("example.test.")
+	exchange(t, s.addr, m, false)
+}
+
+// TestSecondaryWithTSIG: Knot requires a TSIG key for transfers; ontime
+// with the key transfers the zone, ontime without it does not, and says
+// SERVFAIL for the zone it cannot load.
+func TestSecondaryWithTSIG(t *testing.T) {
+	secret := "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3RzIG9mIG9udGltZQ=="
+	knot := startKnotPrimary(t, "example.test", secondaryZone(1, "www A 192.0.2.1"), freePort(t), secret)
+	with, without := freePort(t), freePort(t)
+	block := func(port int, tsig string) string {
+		return fmt.Sprintf("example.test:%d {\n    bind 127.0.0.1\n    zonestore {\n        secondary example.test %s\n%s    }\n}\n", port, knot.addr, tsig)
+	}
+	s := startCorefile(t, block(with, "        tsig xfr. "+secret+" hmac-sha256\n")+block(without, ""), with, "example.test")
+	if got := rcodeA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
+		t.Fatalf("with the key: %s", got)
+	}
+	if got := rcodeA(t, fmt.Sprintf("127.0.0.1:%d", without), "www.example.test."); got != "SERVFAIL" {
+		t.Fatalf("without the key: %s, want SERVFAIL", got)
+	}
+}

@@ -1,0 +1,398 @@
+// Package secondary keeps a zone of a zonestore.Store in step with its
+// primaries by zone transfer: AXFR first (RFC 5936), then IXFR (RFC 1995)
+// whenever the primary's serial moves on, on NOTIFY (RFC 1996) and by the
+// SOA's refresh and retry timers; past the SOA's expire timer without a
+// refresh, the zone is marked expired and answered with SERVFAIL. Every
+// transferred version is built whole off to the side and published as one
+// generation: a query never sees half a transfer, and a transfer that
+// fails (truncated, out of order, a difference that does not apply) never
+// replaces the version being served.
+package secondary
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
+)
+
+// TSIG is a transaction key for transfers and SOA queries.
+type TSIG struct {
+	Name      string // fully qualified
+	Algorithm string // fully qualified, dns.HmacSHA256 by default
+	Secret    string // base64
+}
+
+// Config says which zone to keep, from where, into which store.
+type Config struct {
+	Origin    string
+	Primaries []string // host:port, tried in order
+	TSIG      *TSIG
+	Store     *zonestore.Store
+	Timeout   time.Duration // each query and each transfer message (default 10s)
+	// Events, if set, hears of every transfer: its kind ("axfr", "ixfr"),
+	// the version it published (nil for none), and its error.
+	Events func(kind string, z *zonestore.Zone, err error)
+	Logf   func(format string, args ...any)
+}
+
+// Kinds of transfer, as Events reports them.
+const (
+	AXFR    = "axfr"
+	IXFR    = "ixfr"
+	Current = "current" // the primary's serial is not newer: nothing to transfer
+	SOA     = "soa"     // the query for the primary's serial (failures only)
+)
+
+// Zone is one secondary zone.
+type Zone struct {
+	cfg    Config
+	notify chan struct{}
+	lastOK atomic.Int64 // unix nanoseconds of the last good refresh; 0: never
+}
+
+// New returns a secondary zone; Run keeps it.
+func New(cfg Config) *Zone {
+	cfg.Origin = dns.CanonicalName(cfg.Origin)
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 10 * time.Second
+	}
+	if cfg.TSIG != nil && cfg.TSIG.Algorithm == "" {
+		cfg.TSIG.Algorithm = dns.HmacSHA256
+	}
+	if cfg.Logf == nil {
+		cfg.Logf = func(string, ...any) {}
+	}
+	return &Zone{cfg: cfg, notify: make(chan struct{}, 1)}
+}
+
+// Origin returns the zone's origin.
+func (s *Zone) Origin() string { return s.cfg.Origin }
+
+// IsPrimary reports whether ip is one of the zone's primaries: NOTIFY is
+// taken from them only (RFC 1996 section 3.10).
+func (s *Zone) IsPrimary(ip net.IP) bool {
+	for _, p := range s.cfg.Primaries {
+		host, _, err := net.SplitHostPort(p)
+		if err == nil && net.ParseIP(host).Equal(ip) {
+			return true
+		}
+	}
+	return false
+}
+
+// Notify asks for a refresh now; it never blocks.
+func (s *Zone) Notify() {
+	select {
+	case s.notify <- struct{}{}:
+	default:
+	}
+}
+
+// Loaded reports whether the zone has been transferred once.
+func (s *Zone) Loaded() bool { return s.cfg.Store.Get(s.cfg.Origin) != nil }
+
+// First retries before the zone was ever loaded, and the retry interval
+// when the SOA gives none, are bounded so a new zone appears quickly.
+const (
+	firstRetry = time.Second
+	maxFirst   = 30 * time.Second
+)
+
+// Run refreshes the zone until stop is closed: at once, then at the SOA's
+// refresh interval after a success and its retry interval after a failure,
+// and whenever Notify is called.
+func (s *Zone) Run(stop <-chan struct{}) {
+	wait := firstRetry
+	for {
+		err := s.Refresh()
+		cur := s.cfg.Store.Get(s.cfg.Origin)
+		switch {
+		case cur == nil:
+			wait = min(wait*2, maxFirst)
+			if err == nil {
+				wait = firstRetry
+			}
+		case err == nil:
+			wait = time.Duration(cur.SOA().Refresh) * time.Second
+		default:
+			wait = time.Duration(cur.SOA().Retry) * time.Second
+		}
+		if cur != nil {
+			s.checkExpiry(cur)
+			// Wake for the expiry too, if it comes before the next try.
+			if left := s.expiresIn(cur); left > 0 && left < wait {
+				wait = left
+			}
+		}
+		wait = max(wait, 100*time.Millisecond)
+		t := time.NewTimer(wait)
+		select {
+		case <-stop:
+			t.Stop()
+			return
+		case <-s.notify:
+			t.Stop()
+		case <-t.C:
+		}
+	}
+}
+
+func (s *Zone) expiresIn(cur *zonestore.Zone) time.Duration {
+	last := s.lastOK.Load()
+	if last == 0 || cur.Expired() {
+		return 0
+	}
+	return time.Duration(last) + time.Duration(cur.SOA().Expire)*time.Second - time.Duration(time.Now().UnixNano())
+}
+
+// checkExpiry marks the zone expired once its SOA expire has passed since
+// the last good refresh.
+func (s *Zone) checkExpiry(cur *zonestore.Zone) {
+	if cur.Expired() || s.expiresIn(cur) > 0 {
+		return
+	}
+	if err := s.cfg.Store.Publish(cur, cur.WithExpired(true), true); err == nil {
+		s.cfg.Logf("Zone %q expired: no refresh from its primaries for %ds; answering SERVFAIL", s.cfg.Origin, cur.SOA().Expire)
+	}
+}
+
+// Refresh asks the primaries for the zone's serial and transfers it when
+// it is newer: IXFR when a version is held, falling back to AXFR when the
+// IXFR fails or does not apply.
+func (s *Zone) Refresh() error {
+	cur := s.cfg.Store.Get(s.cfg.Origin)
+	var errs []error
+	for _, primary := range s.cfg.Primaries {
+		err := s.refreshFrom(primary, cur)
+		if err == nil {
+			s.lastOK.Store(time.Now().UnixNano())
+			return nil
+		}
+		errs = append(errs, fmt.Errorf("%s: %w", primary, err))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) error {
+	if cur == nil {
+		return s.axfr(primary, nil)
+	}
+	serial, err := s.serial(primary)
+	if err != nil {
+		err = fmt.Errorf("SOA query: %w", err)
+		s.event(SOA, nil, err)
+		return err
+	}
+	if !newer(serial, cur.Serial()) {
+		if cur.Expired() { // back in touch with a primary: serve it again
+			s.cfg.Store.Publish(cur, cur.WithExpired(false), true)
+		}
+		s.event(Current, nil, nil)
+		return nil
+	}
+	if err := s.ixfr(primary, cur); err != nil {
+		s.event(IXFR, nil, err)
+		s.cfg.Logf("IXFR of %q from %s failed, falling back to AXFR: %v", s.cfg.Origin, primary, err)
+		return s.axfr(primary, cur)
+	}
+	return nil
+}
+
+func (s *Zone) event(kind string, z *zonestore.Zone, err error) {
+	if s.cfg.Events != nil {
+		s.cfg.Events(kind, z, err)
+	}
+}
+
+// serial asks primary for the zone's SOA serial, over UDP, then TCP if
+// the answer is truncated.
+func (s *Zone) serial(primary string) (uint32, error) {
+	m := new(dns.Msg)
+	m.SetQuestion(s.cfg.Origin, dns.TypeSOA)
+	c := &dns.Client{Timeout: s.cfg.Timeout}
+	s.sign(m, c)
+	r, _, err := c.Exchange(m, primary)
+	if err == nil && r.Truncated {
+		c.Net = "tcp"
+		r, _, err = c.Exchange(m, primary)
+	}
+	if err != nil {
+		return 0, err
+	}
+	if r.Rcode != dns.RcodeSuccess {
+		return 0, fmt.Errorf("SOA query answered %s", dns.RcodeToString[r.Rcode])
+	}
+	for _, rr := range r.Answer {
+		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, s.cfg.Origin) {
+			return soa.Serial, nil
+		}
+	}
+	return 0, errors.New("SOA query answered without the zone's SOA")
+}
+
+func (s *Zone) sign(m *dns.Msg, c interface{}) {
+	if s.cfg.TSIG == nil {
+		return
+	}
+	m.SetTsig(s.cfg.TSIG.Name, s.cfg.TSIG.Algorithm, 300, time.Now().Unix())
+	secrets := map[string]string{s.cfg.TSIG.Name: s.cfg.TSIG.Secret}
+	switch c := c.(type) {
+	case *dns.Client:
+		c.TsigSecret = secrets
+	case *dns.Transfer:
+		c.TsigSecret = secrets
+	}
+}
+
+// transfer runs one AXFR or IXFR and returns every record of it, in order.
+func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, error) {
+	t := &dns.Transfer{DialTimeout: s.cfg.Timeout, ReadTimeout: s.cfg.Timeout, WriteTimeout: s.cfg.Timeout}
+	s.sign(m, t)
+	env, err := t.In(m, primary)
+	if err != nil {
+		return nil, err
+	}
+	var rrs []dns.RR
+	var failed error
+	for e := range env {
+		if e.Error != nil && failed == nil {
+			failed = e.Error
+		}
+		rrs = append(rrs, e.RR...)
+	}
+	if failed != nil {
+		return nil, failed
+	}
+	if len(rrs) == 0 {
+		return nil, errors.New("empty transfer")
+	}
+	return rrs, nil
+}
+
+// axfr transfers the whole zone and publishes it over cur.
+func (s *Zone) axfr(primary string, cur *zonestore.Zone) error {
+	m := new(dns.Msg)
+	m.SetAxfr(s.cfg.Origin)
+	rrs, err := s.transfer(primary, m)
+	if err == nil {
+		err = s.publishWhole(rrs, cur)
+	}
+	if err != nil {
+		err = fmt.Errorf("AXFR: %w", err)
+		s.event(AXFR, nil, err)
+	}
+	return err
+}
+
+// publishWhole builds a zone from a whole transfer, SOA first and last,
+// and publishes it over cur.
+func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone) error {
+	first, ok1 := rrs[0].(*dns.SOA)
+	last, ok2 := rrs[len(rrs)-1].(*dns.SOA)
+	if len(rrs) < 2 || !ok1 || !ok2 || first.Serial != last.Serial {
+		return errors.New("truncated: a whole zone starts and ends with its SOA")
+	}
+	b, err := zonestore.NewBuilder(s.cfg.Origin, "")
+	if err != nil {
+		return err
+	}
+	for _, rr := range rrs[:len(rrs)-1] {
+		if _, soa := rr.(*dns.SOA); soa && rr != rrs[0] {
+			return errors.New("an SOA inside a whole transfer")
+		}
+		if err := b.Add(rr, 0); err != nil {
+			return err
+		}
+	}
+	z, err := b.Build()
+	if err != nil {
+		return err
+	}
+	if err := s.cfg.Store.Publish(cur, z, cur == nil); err != nil {
+		return err
+	}
+	s.event(AXFR, z, nil)
+	return nil
+}
+
+// ixfr asks for the differences since cur and applies them to a copy of
+// it (Zone.Edit): every difference in order, each starting from the serial
+// the last one ended at; the result is published as one version. A primary
+// that answers with the whole zone instead (RFC 1995 section 4) is taken
+// as an AXFR.
+func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
+	m := new(dns.Msg)
+	m.SetIxfr(s.cfg.Origin, cur.Serial(), cur.SOA().Ns, cur.SOA().Mbox)
+	rrs, err := s.transfer(primary, m)
+	if err != nil {
+		return err
+	}
+	top, ok := rrs[0].(*dns.SOA)
+	if !ok {
+		return errors.New("IXFR answer does not start with an SOA")
+	}
+	if len(rrs) == 1 {
+		if !newer(top.Serial, cur.Serial()) {
+			s.event(Current, nil, nil)
+			return nil
+		}
+		return errors.New("IXFR answer is the SOA alone, and newer")
+	}
+	if second, ok := rrs[1].(*dns.SOA); !ok || second.Serial != cur.Serial() {
+		return s.publishWhole(rrs, cur) // the whole zone: an AXFR in IXFR's clothes
+	}
+	if last, ok := rrs[len(rrs)-1].(*dns.SOA); !ok || last.Serial != top.Serial {
+		return errors.New("IXFR truncated: it does not end with the new SOA")
+	}
+	b := cur.Edit()
+	at := cur.Serial()
+	deleting := false
+	for _, rr := range rrs[1 : len(rrs)-1] {
+		if soa, ok := rr.(*dns.SOA); ok {
+			deleting = !deleting
+			if deleting { // a difference starts: from the serial the last one reached
+				if soa.Serial != at {
+					return fmt.Errorf("IXFR out of order: a difference from serial %d, the zone is at %d", soa.Serial, at)
+				}
+				if err := b.Delete(rr); err != nil {
+					return fmt.Errorf("IXFR does not apply: %w", err)
+				}
+				continue
+			}
+			at = soa.Serial
+			if err := b.Add(rr, 0); err != nil {
+				return err
+			}
+			continue
+		}
+		if deleting {
+			if err := b.Delete(rr); err != nil {
+				return fmt.Errorf("IXFR does not apply: %w", err)
+			}
+		} else if err := b.Add(rr, 0); err != nil {
+			return err
+		}
+	}
+	if deleting || at != top.Serial {
+		return errors.New("IXFR truncated: its last difference is incomplete")
+	}
+	z, err := b.Build()
+	if err != nil {
+		return fmt.Errorf("IXFR result is not a valid zone: %w", err)
+	}
+	if err := s.cfg.Store.Publish(cur, z, false); err != nil {
+		return err
+	}
+	s.event(IXFR, z, nil)
+	return nil
+}
+
+// newer reports whether serial a is newer than b (RFC 1982).
+func newer(a, b uint32) bool { return a != b && int32(a-b) > 0 }
