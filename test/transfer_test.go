@@ -2,6 +2,8 @@ package test
 
 import (
 	"fmt"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -110,5 +112,76 @@ func TestIXFRUpToDate(t *testing.T) {
 		if n != tc.want {
 			t.Errorf("IXFR from serial %d: %d records, want %d", tc.serial, n, tc.want)
 		}
+	}
+}
+
+// TestKnotFollowsOntime: Knot DNS as a secondary of ontime: it transfers
+// the zone, and when ontime reloads a new version, ontime's NOTIFY makes
+// Knot ask for it, and gets the difference by IXFR. The IXFR ontime
+// answers is checked directly too: the difference, not the zone.
+func TestKnotFollowsOntime(t *testing.T) {
+	bin, err := exec.LookPath("knotd")
+	if err != nil {
+		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
+			t.Fatal("knotd not found: install Debian's knot package (make test does)")
+		}
+		t.Skip("knotd not found; `make test` installs it")
+	}
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	records := []string{"www A 192.0.2.1", "a A 192.0.2.10", "b A 192.0.2.11", "c A 192.0.2.12"}
+	writeZone(t, zf, 1, records...)
+	port, knotPort := freePort(t), freePort(t)
+	s := startCorefile(t, fmt.Sprintf("example.org:%d {\n    bind 127.0.0.1\n    transfer {\n        to 127.0.0.1:%d\n    }\n    zonestore %s {\n        reload 100ms\n    }\n}\n", port, knotPort, zf), port, "example.org")
+
+	dir := t.TempDir()
+	var b strings.Builder
+	fmt.Fprintf(&b, "server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n", knotPort, dir)
+	if os.Geteuid() == 0 {
+		b.WriteString("    user: root:root\n")
+	}
+	fmt.Fprintf(&b, "log:\n  - target: stderr\n    any: info\n")
+	fmt.Fprintf(&b, "database:\n    storage: %s\n", dir)
+	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", port)
+	b.WriteString("acl:\n  - id: notify\n    address: 127.0.0.1\n    action: notify\n")
+	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    journal-content: changes\n")
+	fmt.Fprintf(&b, "zone:\n  - domain: example.org\n    master: ontime\n    acl: notify\n    file: %s/example.org.zone\n", dir)
+	conf := filepath.Join(dir, "knot.conf")
+	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	knot := start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, "example.org")
+	if got := answerA(t, knot.addr, "www.example.org."); got != "192.0.2.1" {
+		t.Fatalf("Knot after its first transfer: www %s", got)
+	}
+
+	writeZone(t, zf, 2, append([]string{"www A 192.0.2.2"}, records[1:]...)...)
+	eventually(t, "Knot to follow ontime's new version", func() bool { return answerA(t, knot.addr, "www.example.org.") == "192.0.2.2" })
+	if !strings.Contains(knot.log.String(), "IXFR") {
+		t.Errorf("Knot did not take the new version by IXFR:\n%s", knot.log.String())
+	}
+
+	m := new(dns.Msg)
+	m.SetIxfr("example.org.", 1, "ns1.example.org.", "hostmaster.example.org.")
+	env, err := new(dns.Transfer).In(m, s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for e := range env {
+		if e.Error != nil {
+			t.Fatal(e.Error)
+		}
+		for _, rr := range e.RR {
+			h := rr.Header()
+			if soa, ok := rr.(*dns.SOA); ok {
+				got = append(got, fmt.Sprintf("SOA %d", soa.Serial))
+			} else {
+				got = append(got, h.Name+" "+dns.TypeToString[h.Rrtype]+" "+rr.(*dns.A).A.String())
+			}
+		}
+	}
+	want := "SOA 2, SOA 1, www.example.org. A 192.0.2.1, SOA 2, www.example.org. A 192.0.2.2, SOA 2"
+	if strings.Join(got, ", ") != want {
+		t.Fatalf("IXFR from serial 1:\n got %s\nwant %s", strings.Join(got, ", "), want)
 	}
 }

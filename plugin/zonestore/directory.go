@@ -32,6 +32,9 @@ type directory struct {
 	interval time.Duration
 	byMtime  bool
 
+	published func(*zonestore.Zone) // told of every version published
+	gone      func(origin string)     // told of every zone removed
+
 	mu      sync.Mutex // one scan at a time
 	files   map[string]*source
 	scanned atomic.Bool // the first scan is done
@@ -130,7 +133,7 @@ func (d *directory) scan(store *zonestore.Store) {
 	for o, path := range found {
 		s := d.files[o]
 		if s == nil || s.file != path {
-			s = &source{origin: o, file: path, byMtime: d.byMtime}
+			s = &source{origin: o, file: path, byMtime: d.byMtime, published: d.published}
 			d.files[o] = s
 		}
 		work = append(work, s)
@@ -187,7 +190,7 @@ func (d *directory) scan(store *zonestore.Store) {
 			loadFailures.WithLabelValues(r.s.origin).Inc()
 			log.Errorf("Failed to publish zone %q from %q, %s: %v", r.s.origin, r.s.file, keeping(r.old), err)
 		default:
-			recordPublished(r.z)
+			d.published(r.z)
 			if r.old != nil {
 				log.Infof("Reloaded zone %q from %q: serial %d, generation %d", r.s.origin, r.s.file, r.z.Serial(), r.z.Generation())
 			}
@@ -204,7 +207,7 @@ func (d *directory) scan(store *zonestore.Store) {
 	}
 	store.RemoveAll(gone)
 	for _, o := range gone {
-		forget(o)
+		d.gone(o)
 	}
 	now := make(map[string]bool, len(d.files))
 	for o := range d.files {

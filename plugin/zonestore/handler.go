@@ -2,9 +2,11 @@ package zonestore
 
 import (
 	"context"
+	"sync/atomic"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/pkg/fall"
+	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/alias"
@@ -22,6 +24,9 @@ type Handler struct {
 	dirs    []*directory // directories of zone files
 
 	secondaries map[string]*secondary.Zone // by origin
+
+	history history                           // recent versions, for IXFR out
+	xfer    atomic.Pointer[transfer.Transfer] // the transfer plugin, to send NOTIFY
 }
 
 // Ready implements the ready plugin's readiness: every zone file has been

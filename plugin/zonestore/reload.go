@@ -16,6 +16,8 @@ type source struct {
 	interval time.Duration // 0: never reload
 	byMtime  bool          // publish a changed file even if its serial did not increase
 	seen     fileStamp     // the file as last read
+
+	published func(*zonestore.Zone) // told of every version published
 }
 
 // fileStamp identifies a version of a file without reading it. The inode is
@@ -68,7 +70,7 @@ func (s *source) load(store *zonestore.Store) error {
 		loadFailures.WithLabelValues(s.origin).Inc()
 		return err
 	}
-	recordPublished(z)
+	s.published(z)
 	if old != nil {
 		log.Infof("Reloaded zone %q from %q: serial %d, generation %d", s.origin, s.file, z.Serial(), z.Generation())
 	}

@@ -23,7 +23,7 @@ func (h *Handler) addSecondary(cfg secondary.Config) {
 			log.Errorf("Transfer (%s) of zone %q failed, %s: %v", kind, origin, keeping(h.store.Get(origin)), err)
 		case z != nil:
 			transfers.WithLabelValues(origin, kind, "published").Inc()
-			recordPublished(z)
+			h.published(z)
 			log.Infof("Transferred zone %q (%s): serial %d, generation %d", origin, kind, z.Serial(), z.Generation())
 		default:
 			transfers.WithLabelValues(origin, kind, "current").Inc()

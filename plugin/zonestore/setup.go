@@ -16,6 +16,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 	clog "github.com/coredns/coredns/plugin/pkg/log"
 	pkgparse "github.com/coredns/coredns/plugin/pkg/parse"
+	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/zonestore"
@@ -35,6 +36,14 @@ func setup(c *caddy.Controller) error {
 	}
 	stop := make(chan struct{})
 	c.OnStartup(func() error {
+		// NOTIFY the transfer plugin's secondaries of every version
+		// published from now on, and of those loaded already (as file does).
+		if x, ok := dnsserver.GetConfig(c).Handler("transfer").(*transfer.Transfer); ok {
+			h.xfer.Store(x)
+			for _, o := range h.origins {
+				go x.Notify(dns.CanonicalName(o))
+			}
+		}
 		for _, src := range h.sources {
 			go src.watch(h.store, stop)
 		}
@@ -168,6 +177,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 					return nil, c.Err(err.Error())
 				}
 				d.interval, d.byMtime = reload, byMtime
+				d.published, d.gone = h.published, h.removed
 				d.scan(h.store)
 				h.dirs = append(h.dirs, d)
 			}
@@ -182,7 +192,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		}
 		origins := plugin.OriginsFromArgsOrServerBlock(args[1:], c.ServerBlockKeys)
 		for _, origin := range origins {
-			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime}
+			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime, published: h.published}
 			if err := src.load(h.store); err != nil {
 				var pathErr *os.PathError
 				if errors.As(err, &pathErr) && reload != 0 {

@@ -9,7 +9,9 @@ import (
 // plugin serves AXFR of the zones of this server block: one version,
 // whole, whatever is published while it is sent. An IXFR from the current
 // serial or a newer one is answered with the SOA alone (up to date); from
-// an older one, with the whole zone (RFC 1995 section 4 allows it).
+// a version still held (the last keepVersions), with the differences
+// between it and each version after it; from an older one, with the whole
+// zone (RFC 1995 section 4 allows it).
 func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) {
 	z := h.store.Get(zone)
 	if z == nil || !h.serves(z.Origin()) {
@@ -21,6 +23,12 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 		if serial != 0 && !newer(z.Serial(), serial) {
 			ch <- []dns.RR{z.SOA()}
 			return
+		}
+		if serial != 0 {
+			if vs := h.history.since(z.Origin(), serial); len(vs) > 1 && vs[len(vs)-1].Serial() == z.Serial() {
+				incremental(ch, vs)
+				return
+			}
 		}
 		// Chunks of about a message's worth, copied: Walk's slice is reused.
 		var chunk []dns.RR

@@ -1,0 +1,97 @@
+package zonestore
+
+import (
+	"sync"
+
+	"github.com/coredns/coredns/plugin/transfer"
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
+)
+
+// keepVersions is how many versions of each zone are held for IXFR out:
+// versions built by an edit (IXFR in) share their untouched data, but a
+// re-read file is a whole copy, so the count stays small.
+const keepVersions = 4
+
+// history holds each zone's latest versions, oldest first.
+type history struct {
+	mu       sync.Mutex
+	versions map[string][]*zonestore.Zone
+}
+
+func (hs *history) add(z *zonestore.Zone) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.versions == nil {
+		hs.versions = map[string][]*zonestore.Zone{}
+	}
+	vs := hs.versions[z.Origin()]
+	if n := len(vs); n > 0 && vs[n-1].Serial() == z.Serial() {
+		vs[n-1] = z // the same data, republished (expired or back)
+		return
+	}
+	vs = append(vs, z)
+	if len(vs) > keepVersions {
+		vs = append(vs[:0:0], vs[len(vs)-keepVersions:]...)
+	}
+	hs.versions[z.Origin()] = vs
+}
+
+// since returns the versions from the one with serial to the latest, or
+// nil when that version is no longer held.
+func (hs *history) since(origin string, serial uint32) []*zonestore.Zone {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	vs := hs.versions[origin]
+	for i, v := range vs {
+		if v.Serial() == serial {
+			return append([]*zonestore.Zone(nil), vs[i:]...)
+		}
+	}
+	return nil
+}
+
+func (hs *history) forget(origin string) {
+	hs.mu.Lock()
+	delete(hs.versions, origin)
+	hs.mu.Unlock()
+}
+
+// published is called after every version a source publishes: its
+// metrics, its place in the history, and NOTIFY to the transfer plugin's
+// secondaries.
+func (h *Handler) published(z *zonestore.Zone) {
+	recordPublished(z)
+	h.history.add(z)
+	if x := h.xfer.Load(); x != nil {
+		go func() {
+			if err := x.Notify(z.Origin()); err != nil {
+				log.Warningf("Failed to send NOTIFY for %q: %v", z.Origin(), err)
+			}
+		}()
+	}
+}
+
+// incremental writes the IXFR answer (RFC 1995 section 4) from versions,
+// the client's first: the newest SOA, then for each step the old SOA, the
+// records deleted, the new SOA, the records added; and the newest SOA.
+func incremental(ch chan<- []dns.RR, versions []*zonestore.Zone) {
+	last := versions[len(versions)-1].SOA()
+	ch <- []dns.RR{last}
+	for i := 0; i+1 < len(versions); i++ {
+		del, add := zonestore.Diff(versions[i], versions[i+1])
+		step := append([]dns.RR{versions[i].SOA()}, del...)
+		step = append(step, versions[i+1].SOA())
+		ch <- append(step, add...)
+	}
+	ch <- []dns.RR{last}
+}
+
+var _ transfer.Transferer = (*Handler)(nil)
+
+// removed is called when a zone stops being served.
+func (h *Handler) removed(origin string) {
+	forget(origin)
+	h.history.forget(origin)
+}
