@@ -79,6 +79,16 @@ func (s *Store) FindName(n Name) *Zone {
 	}
 }
 
+// Origins returns the origins of the zones in the store.
+func (s *Store) Origins() []string {
+	idx := *s.index.Load()
+	out := make([]string, 0, len(idx))
+	for _, sl := range idx {
+		out = append(out, sl.origin)
+	}
+	return out
+}
+
 // Get returns the current version of the zone with this origin, or nil.
 func (s *Store) Get(origin string) *Zone {
 	k, err := key(origin)

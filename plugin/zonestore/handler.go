@@ -25,7 +25,7 @@ type Handler struct {
 
 	secondaries map[string]*secondary.Zone // by origin
 
-	history history                           // recent versions, for IXFR out
+	history *history                          // recent versions, for IXFR out
 	xfer    atomic.Pointer[transfer.Transfer] // the transfer plugin, to send NOTIFY
 }
 

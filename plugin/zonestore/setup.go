@@ -34,6 +34,8 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
+	key := blockKey(c)
+	h.leave(key)
 	stop := make(chan struct{})
 	c.OnStartup(func() error {
 		// NOTIFY the transfer plugin's secondaries of every version
@@ -57,6 +59,7 @@ func setup(c *caddy.Controller) error {
 	})
 	c.OnShutdown(func() error {
 		close(stop)
+		h.abandon(key)
 		return nil
 	})
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
@@ -73,8 +76,13 @@ func setup(c *caddy.Controller) error {
 // `secondary ZONE PRIMARY...` lines (with `tsig NAME SECRET [ALGORITHM]`),
 // zones transferred from primaries once the server starts.
 func parse(c *caddy.Controller) (*Handler, error) {
-	h := &Handler{store: zonestore.NewStore()}
+	h := &Handler{store: zonestore.NewStore(), history: &history{}}
 	config := dnsserver.GetConfig(c)
+	// After a Corefile reload: the block's store, and what its sources read.
+	prev := carriedFor(blockKey(c))
+	if prev != nil {
+		h.store, h.history = prev.store, prev.history
+	}
 
 	for c.Next() {
 		args := c.RemainingArgs()
@@ -178,6 +186,9 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				}
 				d.interval, d.byMtime = reload, byMtime
 				d.published, d.gone = h.published, h.removed
+				if files := prev.directoryBefore(d); files != nil {
+					d.files = files
+				}
 				d.scan(h.store)
 				h.dirs = append(h.dirs, d)
 			}
@@ -193,6 +204,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		origins := plugin.OriginsFromArgsOrServerBlock(args[1:], c.ServerBlockKeys)
 		for _, origin := range origins {
 			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime, published: h.published}
+			src.seen, _ = prev.seenBefore(src.file, src.origin) // unchanged since: not parsed again
 			if err := src.load(h.store); err != nil {
 				var pathErr *os.PathError
 				if errors.As(err, &pathErr) && reload != 0 {
@@ -205,6 +217,9 @@ func parse(c *caddy.Controller) (*Handler, error) {
 			h.origins = append(h.origins, origin)
 			h.sources = append(h.sources, src)
 		}
+	}
+	if prev != nil {
+		h.dropUnconfigured()
 	}
 	return h, nil
 }

@@ -1,0 +1,73 @@
+package test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// TestStoreSurvivesCorefileReload: the reload plugin replaces the
+// configuration while queries keep coming: none is refused or lost, the
+// zone whose file did not change is not parsed again (no new version of it
+// is published), and a zone the new Corefile adds is served.
+func TestStoreSurvivesCorefileReload(t *testing.T) {
+	dir := t.TempDir()
+	org, net := filepath.Join(dir, "db.example.org"), filepath.Join(dir, "db.example.net")
+	writeZone(t, org, 1, "www A 192.0.2.1")
+	os.WriteFile(net, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
+	port, prom := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	corefile := func(extra string) string {
+		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n    prometheus %s\n    zonestore %s example.org\n%s}\n", port, prom, org, extra)
+	}
+	path := filepath.Join(dir, "Corefile")
+	os.WriteFile(path, []byte(corefile("")), 0o644)
+	cmd := exec.Command(corednsBin, "-conf", path)
+	s := start(t, "coredns", cmd, port, "example.org")
+	published := metric(t, prom, `coredns_zonestore_publishes_total{zone="example.org."}`)
+
+	var stop atomic.Bool
+	var failures, answered atomic.Int64
+	var first sync.Once
+	var firstFailure string
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &dns.Client{Timeout: time.Second}
+			for !stop.Load() {
+				m := new(dns.Msg)
+				m.SetQuestion("www.example.org.", dns.TypeA)
+				r, _, err := c.Exchange(m, s.addr)
+				if err != nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 {
+					failures.Add(1)
+					first.Do(func() { firstFailure = fmt.Sprint(err, r) })
+					continue
+				}
+				answered.Add(1)
+			}
+		}()
+	}
+	os.WriteFile(path, []byte(corefile("    zonestore "+net+" example.net\n")), 0o644)
+	eventually(t, "the new configuration", func() bool { return answerA(t, s.addr, "www.example.net.") == "192.0.2.2" })
+	time.Sleep(500 * time.Millisecond) // the old instance's shutdown, under load
+	stop.Store(true)
+	wg.Wait()
+	if failures.Load() > 0 {
+		t.Errorf("%d of %d queries failed across the reload; the first: %s", failures.Load(), failures.Load()+answered.Load(), firstFailure)
+	}
+	if got := metric(t, prom, `coredns_zonestore_publishes_total{zone="example.org."}`); got != published {
+		t.Errorf("example.org was published %v times, then %v: parsed again though its file did not change", published, got)
+	}
+	if !strings.Contains(s.log.String(), "Reloading complete") {
+		t.Errorf("no reload in the log:\n%s", s.log.String())
+	}
+}
