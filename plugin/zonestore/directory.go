@@ -33,7 +33,7 @@ type directory struct {
 	byMtime  bool
 
 	published func(*zonestore.Zone) // told of every version published
-	gone      func(origin string)     // told of every zone removed
+	gone      func(origin string)   // told of every zone removed
 
 	mu      sync.Mutex // one scan at a time
 	files   map[string]*source
