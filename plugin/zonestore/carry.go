@@ -109,7 +109,7 @@ func (h *Handler) dropUnconfigured() {
 			keep[o] = true
 		}
 	}
-	for o := range h.secondaries {
+	for o := range h.secs.load() {
 		keep[o] = true
 	}
 	var gone []string

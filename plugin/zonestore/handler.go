@@ -11,7 +11,6 @@ import (
 
 	"github.com/ontimedns/ontime/alias"
 	"github.com/ontimedns/ontime/zonestore"
-	"github.com/ontimedns/ontime/zonestore/secondary"
 )
 
 // Handler answers queries for the zones of its server block from a zonestore.Store.
@@ -23,7 +22,8 @@ type Handler struct {
 	sources []*source    // zone files
 	dirs    []*directory // directories of zone files
 
-	secondaries map[string]*secondary.Zone // by origin
+	secs secondaries // secondary and catalog zones, by origin
+	cats catalogs    // what each catalog zone named last
 
 	history *history                          // recent versions, for IXFR out
 	xfer    atomic.Pointer[transfer.Transfer] // the transfer plugin, to send NOTIFY
@@ -42,8 +42,8 @@ func (h *Handler) Ready() bool {
 			return false
 		}
 	}
-	for _, sec := range h.secondaries {
-		if !sec.Loaded() {
+	for _, m := range h.secs.load() {
+		if !m.zone.Loaded() {
 			return false
 		}
 	}
@@ -57,8 +57,8 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	}
 	q := r.Question[0]
 	if r.Opcode == dns.OpcodeNotify {
-		if sec := h.secondaries[dns.CanonicalName(q.Name)]; sec != nil {
-			return h.notify(w, r, sec)
+		if m := h.secs.get(dns.CanonicalName(q.Name)); m != nil {
+			return h.notify(w, r, m.zone)
 		}
 	}
 	var z *zonestore.Zone
@@ -66,7 +66,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if err == nil {
 		z = h.store.FindName(name)
 	}
-	if z == nil && len(h.secondaries) > 0 && h.pendingSecondary(q.Name) != nil {
+	if z == nil && h.secs.load() != nil && h.pendingSecondary(q.Name) != nil {
 		return h.reply(w, r, dns.RcodeServerFailure) // ours, not transferred yet
 	}
 	if z == nil {

@@ -3,6 +3,8 @@ package zonestore
 import (
 	"net"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/miekg/dns"
@@ -10,6 +12,71 @@ import (
 	"github.com/ontimedns/ontime/zonestore"
 	"github.com/ontimedns/ontime/zonestore/secondary"
 )
+
+// secondaries is the block's secondary zones (catalog zones among them).
+// Queries read the set without a lock (a copy-on-write map); catalog
+// zones change it as they learn of member zones.
+type secondaries struct {
+	mu      sync.Mutex
+	set     atomic.Pointer[map[string]*member]
+	running bool // started: members added from now on start at once
+}
+
+type member struct {
+	zone    *secondary.Zone
+	stop    chan struct{}
+	catalog bool // a catalog zone: kept, not served
+}
+
+func (s *secondaries) load() map[string]*member {
+	if m := s.set.Load(); m != nil {
+		return *m
+	}
+	return nil
+}
+
+func (s *secondaries) get(origin string) *member { return s.load()[origin] }
+
+// put adds or removes (m nil) the zone of origin, starting or stopping it.
+func (s *secondaries) put(origin string, m *member) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	next := make(map[string]*member, len(s.load())+1)
+	for o, x := range s.load() {
+		next[o] = x
+	}
+	if old := next[origin]; old != nil && m == nil {
+		close(old.stop)
+		delete(next, origin)
+	}
+	if m != nil {
+		next[origin] = m
+		if s.running {
+			go m.zone.Run(m.stop)
+		}
+	}
+	s.set.Store(&next)
+}
+
+// start runs every zone; stopAll stops them.
+func (s *secondaries) start() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running = true
+	for _, m := range s.load() {
+		go m.zone.Run(m.stop)
+	}
+}
+
+func (s *secondaries) stopAll() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.running = false
+	for _, m := range s.load() {
+		close(m.stop)
+	}
+	s.set.Store(nil)
+}
 
 // addSecondary adds a zone kept by transfers from its primaries.
 func (h *Handler) addSecondary(cfg secondary.Config) {
@@ -29,10 +96,7 @@ func (h *Handler) addSecondary(cfg secondary.Config) {
 			transfers.WithLabelValues(origin, kind, "current").Inc()
 		}
 	}
-	if h.secondaries == nil {
-		h.secondaries = map[string]*secondary.Zone{}
-	}
-	h.secondaries[origin] = secondary.New(cfg)
+	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{})})
 }
 
 // notify answers a NOTIFY (RFC 1996) for a secondary zone: from one of its
@@ -64,9 +128,9 @@ func (h *Handler) notify(w dns.ResponseWriter, r *dns.Msg, sec *secondary.Zone) 
 // not been transferred yet: such a query gets SERVFAIL, not a referral
 // elsewhere.
 func (h *Handler) pendingSecondary(qname string) *secondary.Zone {
-	for origin, sec := range h.secondaries {
-		if plugin.Name(origin).Matches(strings.ToLower(qname)) && !sec.Loaded() {
-			return sec
+	for origin, m := range h.secs.load() {
+		if !m.catalog && plugin.Name(origin).Matches(strings.ToLower(qname)) && !m.zone.Loaded() {
+			return m.zone
 		}
 	}
 	return nil

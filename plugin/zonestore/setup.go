@@ -52,13 +52,12 @@ func setup(c *caddy.Controller) error {
 		for _, d := range h.dirs {
 			go d.watch(h.store, stop)
 		}
-		for _, sec := range h.secondaries {
-			go sec.Run(stop)
-		}
+		h.secs.start()
 		return nil
 	})
 	c.OnShutdown(func() error {
 		close(stop)
+		h.secs.stopAll()
 		h.abandon(key)
 		return nil
 	})
@@ -90,7 +89,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		byMtime := false
 		type dirSpec struct{ dir, re, tmpl string }
 		var dirs []dirSpec
-		var secs []secondary.Config
+		var secs, cats []secondary.Config
 		var tsig *secondary.TSIG
 		for c.NextBlock() {
 			switch c.Val() {
@@ -133,7 +132,8 @@ func parse(c *caddy.Controller) (*Handler, error) {
 					spec.re, spec.tmpl = t[1], t[2]
 				}
 				dirs = append(dirs, spec)
-			case "secondary": // secondary ZONE PRIMARY...
+			case "secondary", "catalog": // secondary ZONE PRIMARY..., catalog ZONE PRIMARY...
+				kind := c.Val()
 				t := c.RemainingArgs()
 				if len(t) < 2 {
 					return nil, c.ArgErr()
@@ -151,7 +151,12 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				if _, ok := dns.IsDomainName(t[0]); !ok {
 					return nil, c.Errf("secondary: %q is not a zone name", t[0])
 				}
-				secs = append(secs, secondary.Config{Origin: dns.CanonicalName(t[0]), Primaries: primaries})
+				cfg := secondary.Config{Origin: dns.CanonicalName(t[0]), Primaries: primaries}
+				if kind == "catalog" {
+					cats = append(cats, cfg)
+				} else {
+					secs = append(secs, cfg)
+				}
 			case "tsig": // tsig NAME SECRET [ALGORITHM], for the secondaries' transfers
 				t := c.RemainingArgs()
 				if len(t) != 2 && len(t) != 3 {
@@ -169,6 +174,11 @@ func parse(c *caddy.Controller) (*Handler, error) {
 			cfg.TSIG, cfg.Store = tsig, h.store
 			h.addSecondary(cfg)
 		}
+		for _, cfg := range cats {
+			cfg.TSIG = tsig
+			h.addCatalog(cfg)
+		}
+		secs = append(secs, cats...)
 		if tsig != nil && len(secs) == 0 {
 			return nil, c.Err("tsig is for the secondary zones of the block, and it has none")
 		}

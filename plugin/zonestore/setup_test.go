@@ -112,16 +112,16 @@ func TestSetupTakesAutoDirectorySyntax(t *testing.T) {
 // TestSetupTakesSecondaries: `secondary ZONE PRIMARY...` and `tsig NAME
 // SECRET [ALGORITHM]`; nothing is transferred before the server starts.
 func TestSetupTakesSecondaries(t *testing.T) {
-	c := caddy.NewTestController("dns", "zonestore {\n secondary example.org 127.0.0.1:5300 [::1]\n secondary example.net 192.0.2.1\n tsig xfr. c2VjcmV0 hmac-sha512\n}")
+	c := caddy.NewTestController("dns", "zonestore {\n secondary example.org 127.0.0.1:5300 [::1]\n secondary example.net 192.0.2.1\n catalog catalog.invalid 192.0.2.1\n tsig xfr. c2VjcmV0 hmac-sha512\n}")
 	c.ServerBlockKeys = []string{"."}
 	h, err := parse(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(h.secondaries) != 2 || h.secondaries["example.org."] == nil || h.Ready() {
-		t.Fatalf("secondaries %v, ready %v", h.secondaries, h.Ready())
+	if len(h.secs.load()) != 3 || h.secs.get("example.org.") == nil || !h.secs.get("catalog.invalid.").catalog || h.Ready() {
+		t.Fatalf("secondaries %v, ready %v", h.secs.load(), h.Ready())
 	}
-	if !h.serves("example.net.") || h.pendingSecondary("www.example.org.") == nil || h.pendingSecondary("example.com.") != nil {
+	if !h.serves("example.net.") || h.serves("catalog.invalid.") || h.pendingSecondary("www.example.org.") == nil || h.pendingSecondary("example.com.") != nil {
 		t.Fatal("a secondary not yet transferred is not known as the block's")
 	}
 	for _, bad := range []string{

@@ -57,7 +57,8 @@ func (h *Handler) serves(origin string) bool {
 			return true
 		}
 	}
-	return h.secondaries[origin] != nil
+	m := h.secs.get(origin)
+	return m != nil && !m.catalog
 }
 
 // newer reports whether serial a is newer than b (RFC 1982).

@@ -1,0 +1,114 @@
+package zonestore
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
+	"github.com/ontimedns/ontime/zonestore/secondary"
+)
+
+// catalogs are the member zones each catalog zone of the block named last.
+type catalogs struct {
+	mu      sync.Mutex
+	members map[string]map[string]bool // catalog -> member origins
+}
+
+// addCatalog adds a catalog zone (RFC 9432), as Knot and CoreDNS's
+// secondary consume them: it is transferred and refreshed like a
+// secondary zone, into a store of its own (it is not served), and every
+// version of it says which zones the block serves as secondaries of the
+// catalog's primaries: members it adds are transferred, members it drops
+// stop being served. A fleet of secondaries learns new zones from its
+// primary without a configuration change.
+func (h *Handler) addCatalog(cfg secondary.Config) {
+	origin, primaries, tsig := cfg.Origin, cfg.Primaries, cfg.TSIG
+	cfg.Store = zonestore.NewStore()
+	cfg.Logf = log.Warningf
+	cfg.Events = func(kind string, z *zonestore.Zone, err error) {
+		switch {
+		case err != nil:
+			transfers.WithLabelValues(origin, kind, "failed").Inc()
+			loadFailures.WithLabelValues(origin).Inc()
+			log.Errorf("Transfer (%s) of catalog zone %q failed, keeping its members: %v", kind, origin, err)
+		case z != nil:
+			transfers.WithLabelValues(origin, kind, "published").Inc()
+			h.applyCatalog(origin, z, primaries, tsig)
+		default:
+			transfers.WithLabelValues(origin, kind, "current").Inc()
+		}
+	}
+	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{}), catalog: true})
+}
+
+// applyCatalog makes the block's member zones those the catalog names.
+func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, primaries []string, tsig *secondary.TSIG) {
+	want, err := catalogMembers(z)
+	if err != nil {
+		loadFailures.WithLabelValues(catalog).Inc()
+		log.Errorf("Catalog zone %q serial %d not used, keeping its members: %v", catalog, z.Serial(), err)
+		return
+	}
+	h.cats.mu.Lock()
+	defer h.cats.mu.Unlock()
+	if h.cats.members == nil {
+		h.cats.members = map[string]map[string]bool{}
+	}
+	have := h.cats.members[catalog]
+	for o := range want {
+		if have[o] {
+			continue
+		}
+		if h.secs.get(o) != nil || h.store.Get(o) != nil {
+			log.Warningf("Catalog zone %q names %q, which the block already serves otherwise: ignored", catalog, o)
+			delete(want, o)
+			continue
+		}
+		h.addSecondary(secondary.Config{Origin: o, Primaries: primaries, TSIG: tsig, Store: h.store})
+		log.Infof("Catalog zone %q: member zone %q added", catalog, o)
+	}
+	for o := range have {
+		if !want[o] {
+			h.secs.put(o, nil)
+			h.store.Remove(o)
+			h.removed(o)
+			log.Infof("Catalog zone %q: member zone %q removed", catalog, o)
+		}
+	}
+	h.cats.members[catalog] = want
+}
+
+// catalogMembers reads the member zones of a catalog zone: the targets of
+// the PTR records at <unique-N>.zones.<catalog> (RFC 9432 section 4.1),
+// once its version.<catalog> TXT says "2"; a catalog of another version,
+// or none, is not used (section 4.2).
+func catalogMembers(z *zonestore.Zone) (map[string]bool, error) {
+	origin := z.Origin()
+	zones := "zones." + origin
+	version := ""
+	members := map[string]bool{}
+	z.Walk(func(rrs []dns.RR) bool {
+		for _, rr := range rrs {
+			h := rr.Header()
+			owner := strings.ToLower(h.Name)
+			switch r := rr.(type) {
+			case *dns.TXT:
+				if owner == "version."+origin && len(r.Txt) == 1 {
+					version = r.Txt[0]
+				}
+			case *dns.PTR:
+				if strings.HasSuffix(owner, "."+zones) && dns.CountLabel(owner) == dns.CountLabel(zones)+1 {
+					members[dns.CanonicalName(r.Ptr)] = true
+				}
+			}
+		}
+		return true
+	})
+	if version != "2" {
+		return nil, fmt.Errorf("catalog version %q, want \"2\" (RFC 9432)", version)
+	}
+	return members, nil
+}

@@ -1,0 +1,81 @@
+package test
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func catalogZone(serial int, members ...string) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "$ORIGIN catalog.invalid.\n$TTL 0\n@ SOA invalid. invalid. %d 3600 1 3600 0\n@ NS invalid.\nversion TXT \"2\"\n", serial)
+	for i, m := range members {
+		fmt.Fprintf(&b, "m%d.zones PTR %s.\n", i, m)
+	}
+	return b.String()
+}
+
+// TestCatalogZoneFromKnot: ontime consumes a catalog zone (RFC 9432) that
+// Knot DNS serves: the members it names are transferred and served; a
+// member added to the catalog is served once Knot's NOTIFY brings the new
+// catalog; a member dropped from it stops being served. The catalog
+// itself is not served.
+func TestCatalogZoneFromKnot(t *testing.T) {
+	bin, err := exec.LookPath("knotd")
+	if err != nil {
+		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
+			t.Fatal("knotd not found: install Debian's knot package (make test does)")
+		}
+		t.Skip("knotd not found; `make test` installs it")
+	}
+	dir := t.TempDir()
+	port, knotPort := freePort(t), freePort(t)
+	zones := map[string]string{
+		"catalog.invalid": catalogZone(1, "one.test", "two.test"),
+		"one.test":        zoneText("one.test", 1, "www A 192.0.2.1"),
+		"two.test":        zoneText("two.test", 1, "www A 192.0.2.2"),
+		"three.test":      zoneText("three.test", 1, "www A 192.0.2.3"),
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n", knotPort, dir)
+	if os.Geteuid() == 0 {
+		b.WriteString("    user: root:root\n")
+	}
+	fmt.Fprintf(&b, "log:\n  - target: stderr\n    any: info\n")
+	fmt.Fprintf(&b, "database:\n    storage: %s\n", dir)
+	fmt.Fprintf(&b, "control:\n    listen: %s/knot.sock\n", dir)
+	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", port)
+	b.WriteString("acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n")
+	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: difference\n    journal-content: changes\n    notify: ontime\n    acl: xfr\n")
+	b.WriteString("zone:\n")
+	for name, text := range zones {
+		file := filepath.Join(dir, name+".zone")
+		os.WriteFile(file, []byte(text), 0o644)
+		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n", name, file)
+	}
+	conf := filepath.Join(dir, "knot.conf")
+	os.WriteFile(conf, []byte(b.String()), 0o644)
+	knot := start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, "catalog.invalid", "one.test")
+
+	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    zonestore {\n        catalog catalog.invalid %s\n    }\n}\n", port, knot.addr), port, "one.test", "two.test")
+	if got := rcodeA(t, s.addr, "www.three.test."); got != "REFUSED" {
+		t.Fatalf("three.test before the catalog names it: %s", got)
+	}
+	if got := rcodeA(t, s.addr, "version.catalog.invalid."); got != "REFUSED" {
+		t.Fatalf("the catalog zone itself was served: %s", got)
+	}
+
+	os.WriteFile(filepath.Join(dir, "catalog.invalid.zone"), []byte(catalogZone(2, "two.test", "three.test")), 0o644)
+	if out, err := exec.Command("knotc", "-c", conf, "zone-reload", "catalog.invalid").CombinedOutput(); err != nil {
+		t.Fatalf("knotc: %v\n%s", err, out)
+	}
+	eventually(t, "three.test added, one.test dropped", func() bool {
+		return rcodeA(t, s.addr, "www.three.test.") == "192.0.2.3" && rcodeA(t, s.addr, "www.one.test.") == "REFUSED"
+	})
+	if got := rcodeA(t, s.addr, "www.two.test."); got != "192.0.2.2" {
+		t.Fatalf("two.test, in both versions of the catalog: %s", got)
+	}
+}
