@@ -24,13 +24,7 @@ func catalogZone(serial int, members ...string) string {
 // catalog; a member dropped from it stops being served. The catalog
 // itself is not served.
 func TestCatalogZoneFromKnot(t *testing.T) {
-	bin, err := exec.LookPath("knotd")
-	if err != nil {
-		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
-			t.Fatal("knotd not found: install Debian's knot package (make test does)")
-		}
-		t.Skip("knotd not found; `make test` installs it")
-	}
+	bin := knotd(t)
 	dir := t.TempDir()
 	port, knotPort := freePort(t), freePort(t)
 	zones := map[string]string{
@@ -40,13 +34,7 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 		"three.test":      zoneText("three.test", 1, "www A 192.0.2.3"),
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n", knotPort, dir)
-	if os.Geteuid() == 0 {
-		b.WriteString("    user: root:root\n")
-	}
-	fmt.Fprintf(&b, "log:\n  - target: stderr\n    any: info\n")
-	fmt.Fprintf(&b, "database:\n    storage: %s\n", dir)
-	fmt.Fprintf(&b, "control:\n    listen: %s/knot.sock\n", dir)
+	knotServer(&b, dir, knotPort, "info")
 	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", port)
 	b.WriteString("acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n")
 	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: difference\n    journal-content: changes\n    notify: ontime\n    acl: xfr\n")

@@ -25,13 +25,7 @@ type knotPrimary struct {
 // key xfr. (hmac-sha256, that secret).
 func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret string) *knotPrimary {
 	t.Helper()
-	bin, err := exec.LookPath("knotd")
-	if err != nil {
-		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
-			t.Fatal("knotd not found: install Debian's knot package (make test does)")
-		}
-		t.Skip("knotd not found; `make test` installs it")
-	}
+	bin := knotd(t)
 	dir := t.TempDir()
 	port := freePort(t)
 	file := filepath.Join(dir, origin+".zone")
@@ -39,13 +33,7 @@ func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret 
 		t.Fatal(err)
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n", port, dir)
-	if os.Geteuid() == 0 {
-		b.WriteString("    user: root:root\n")
-	}
-	fmt.Fprintf(&b, "log:\n  - target: stderr\n    any: info\n")
-	fmt.Fprintf(&b, "database:\n    storage: %s\n", dir)
-	fmt.Fprintf(&b, "control:\n    listen: %s/knot.sock\n", dir)
+	knotServer(&b, dir, port, "info")
 	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", notifyPort)
 	acl := "acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n"
 	if secret != "" {

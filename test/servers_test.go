@@ -132,22 +132,11 @@ type zoneFile struct {
 // ONTIME_REQUIRE_KNOT is unset (`make test` installs it and sets it).
 func startKnot(t testing.TB, zones []zoneFile) *server {
 	t.Helper()
-	bin, err := exec.LookPath("knotd")
-	if err != nil {
-		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
-			t.Fatal("knotd not found: install Debian's knot package (make test does)")
-		}
-		t.Skip("knotd not found; `make test` installs it")
-	}
+	bin := knotd(t)
 	dir := t.TempDir()
 	port := freePort(t)
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n", port, dir)
-	if os.Geteuid() == 0 {
-		b.WriteString("    user: root:root\n")
-	}
-	fmt.Fprintf(&b, "log:\n  - target: stderr\n    any: warning\n")
-	fmt.Fprintf(&b, "database:\n    storage: %s\n", dir)
+	knotServer(&b, dir, port, "warning")
 	// Transfers allowed from loopback: AXFR is compared with Knot's too.
 	b.WriteString("acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n")
 	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n    acl: xfr\n")
@@ -162,6 +151,34 @@ func startKnot(t testing.TB, zones []zoneFile) *server {
 		t.Fatal(err)
 	}
 	return start(t, "knotd", exec.Command(bin, "-c", conf), port, names...)
+}
+
+// knotd returns the path of knotd, or skips the test where it is not
+// installed and ONTIME_REQUIRE_KNOT is unset (`make test` installs it and
+// sets it).
+func knotd(t testing.TB) string {
+	t.Helper()
+	bin, err := exec.LookPath("knotd")
+	if err != nil {
+		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
+			t.Fatal("knotd not found: install Debian's knot package (make test does)")
+		}
+		t.Skip("knotd not found; `make test` installs it")
+	}
+	return bin
+}
+
+// knotServer writes the part of a Knot configuration every test's Knot
+// shares: the listener on 127.0.0.1, its directories (with the control
+// socket knotc uses), the user when run as root, and the log level.
+func knotServer(b *strings.Builder, dir string, port int, level string) {
+	fmt.Fprintf(b, "server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n", port, dir)
+	if os.Geteuid() == 0 {
+		b.WriteString("    user: root:root\n")
+	}
+	fmt.Fprintf(b, "log:\n  - target: stderr\n    any: %s\n", level)
+	fmt.Fprintf(b, "database:\n    storage: %s\n", dir)
+	fmt.Fprintf(b, "control:\n    listen: %s/knot.sock\n", dir)
 }
 
 // startCoreDNS runs the ontime binary with a Corefile; body is the server

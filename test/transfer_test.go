@@ -120,13 +120,7 @@ func TestIXFRUpToDate(t *testing.T) {
 // Knot ask for it, and gets the difference by IXFR. The IXFR ontime
 // answers is checked directly too: the difference, not the zone.
 func TestKnotFollowsOntime(t *testing.T) {
-	bin, err := exec.LookPath("knotd")
-	if err != nil {
-		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
-			t.Fatal("knotd not found: install Debian's knot package (make test does)")
-		}
-		t.Skip("knotd not found; `make test` installs it")
-	}
+	bin := knotd(t)
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	records := []string{"www A 192.0.2.1", "a A 192.0.2.10", "b A 192.0.2.11", "c A 192.0.2.12"}
 	writeZone(t, zf, 1, records...)
@@ -135,12 +129,7 @@ func TestKnotFollowsOntime(t *testing.T) {
 
 	dir := t.TempDir()
 	var b strings.Builder
-	fmt.Fprintf(&b, "server:\n    listen: 127.0.0.1@%d\n    rundir: %s\n", knotPort, dir)
-	if os.Geteuid() == 0 {
-		b.WriteString("    user: root:root\n")
-	}
-	fmt.Fprintf(&b, "log:\n  - target: stderr\n    any: info\n")
-	fmt.Fprintf(&b, "database:\n    storage: %s\n", dir)
+	knotServer(&b, dir, knotPort, "info")
 	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", port)
 	b.WriteString("acl:\n  - id: notify\n    address: 127.0.0.1\n    action: notify\n")
 	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    journal-content: changes\n")

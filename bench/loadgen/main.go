@@ -97,6 +97,8 @@ type result struct {
 	OnTime      int64   `json:"on_time"`
 	ServFail    int64   `json:"servfail"`
 	Refused     int64   `json:"refused"`
+	NXDomain    int64   `json:"nxdomain"`
+	NoData      int64   `json:"nodata"` // NOERROR with no answer record
 	Unanswered  int64   `json:"unanswered"`
 	P50         float64 `json:"p50_ms"`
 	P90         float64 `json:"p90_ms"`
@@ -152,6 +154,7 @@ func main() {
 	var (
 		hist                                histogram
 		answered, onTime, servfail, refused atomic.Int64
+		nxdomain, nodata                    atomic.Int64
 		wg                                  sync.WaitGroup
 	)
 	start := time.Now()
@@ -198,6 +201,12 @@ func main() {
 					servfail.Add(1)
 				case dns.RcodeRefused:
 					refused.Add(1)
+				case dns.RcodeNameError:
+					nxdomain.Add(1)
+				case dns.RcodeSuccess:
+					if buf[6] == 0 && buf[7] == 0 {
+						nodata.Add(1)
+					}
 				}
 			}
 		}()
@@ -285,6 +294,7 @@ func main() {
 	r := result{
 		Offered: *rate, Seconds: sendTime.Seconds(), Sent: int64(sent),
 		Answered: answered.Load(), OnTime: onTime.Load(), ServFail: servfail.Load(), Refused: refused.Load(),
+		NXDomain: nxdomain.Load(), NoData: nodata.Load(),
 		DeadlineMs: float64(dl) / 1e6,
 	}
 	r.Unanswered = r.Sent - r.Answered
@@ -301,6 +311,6 @@ func main() {
 	}
 	fmt.Printf("offered %.0f q/s for %.1f s: sent %d, answered %d (%.0f q/s), on time (<= %v) %d (%.1f%%, %.0f q/s)\n",
 		r.Offered, r.Seconds, r.Sent, r.Answered, r.AnsweredQPS, *deadline, good, 100*r.OnTimeRate, r.GoodputQPS)
-	fmt.Printf("unanswered %d, SERVFAIL %d, REFUSED %d\n", r.Unanswered, r.ServFail, r.Refused)
+	fmt.Printf("unanswered %d, SERVFAIL %d, REFUSED %d, NXDOMAIN %d, NODATA %d\n", r.Unanswered, r.ServFail, r.Refused, r.NXDomain, r.NoData)
 	fmt.Printf("latency of answers: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, p99.9 %.3f ms\n", r.P50, r.P90, r.P99, r.P999)
 }

@@ -24,7 +24,7 @@ func Zone(n int) string {
 		fmt.Fprintf(&b, "%s A 10.%d.%d.%d\n", h, (i>>16)&255, (i>>8)&255, i&255)
 		switch i % 10 {
 		case 0, 1, 2:
-			fmt.Fprintf(&b, "%s AAAA 2001:db8::%x\n", h, i)
+			fmt.Fprintf(&b, "%s AAAA 2001:db8::%x:%x\n", h, i>>16, i&0xffff) // past 65535, two groups
 		case 3:
 			fmt.Fprintf(&b, "www%d CNAME %s\n", i, h)
 		case 4:

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Swaps under load: a 170,000-name zone (the workload generator's) is
+# re-published every SWAP_EVERY seconds (a new file, a new serial, one
+# name added; zonestore re-reads it: `reload 1s`), SWAPS times, while
+# bench/loadgen asks, at a steady RATE, for names that every version holds.
+# Any answer but NOERROR with records (NXDOMAIN, NODATA, SERVFAIL,
+# REFUSED) is wrong. Resident memory is read after every swap; p99 is
+# compared with a run of BASE_SECONDS without swaps, same server, same load.
+# The server (prometheus, codel, fastpack, zonestore) is pinned to CPU 0
+# (GOMAXPROCS=1): the re-reads share its one CPU with the queries. loadgen
+# is on CPU 1.
+#
+#   bash bench/swap.sh        # HOSTS=170000 SWAPS=100 SWAP_EVERY=5 RATE=10000 BASE_SECONDS=60
+#
+# Bounded: BASE_SECONDS + SWAPS x SWAP_EVERY seconds of load; the server is
+# killed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+HOSTS=${HOSTS:-170000}
+SWAPS=${SWAPS:-100}
+EVERY=${SWAP_EVERY:-5}
+RATE=${RATE:-10000}
+BASE=${BASE_SECONDS:-60}
+CPUS=${SERVER_CPUS:-0}     # the server's CPUs (taskset -c); GOMAXPROCS is their count
+LOADGEN_CPU=${LOADGEN_CPU:-1}
+out=bench/out/swap
+mkdir -p "$out"
+go build -o coredns ./cmd/coredns
+go build -o "$out/loadgen" ./bench/loadgen
+go run ./bench/genzone -hosts "$HOSTS" -zone "$out/db.base" -queries "$out/unused.txt" -count 1
+awk -v n="$HOSTS" 'BEGIN { srand(7); for (i = 0; i < 20000; i++) printf "host%d.bench.example. A\n", int(rand() * n) }' > "$out/queries.txt"
+
+version() { # serial
+	sed "s/^@ SOA ns1 hostmaster 1 /@ SOA ns1 hostmaster $1 /" "$out/db.base" > "$out/db.tmp"
+	printf 'v%d A 192.0.2.1\n' "$1" >> "$out/db.tmp"
+	mv "$out/db.tmp" "$out/db.bench"
+}
+rss() { awk '/VmRSS/ { print $2 }' "/proc/$1/status"; } # KiB
+
+port=15398
+mport=15399
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null || true' EXIT
+version 1
+printf ".:$port {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$mport\n    codel\n    fastpack\n    zonestore $PWD/$out/db.bench bench.example {\n        reload 1s\n    }\n}\n" > "$out/Corefile"
+GOMAXPROCS=$(echo "$CPUS" | tr ',' '\n' | wc -l) taskset -c "$CPUS" ./coredns -conf "$out/Corefile" -quiet > "$out/coredns.log" 2>&1 &
+pid=$!
+for _ in $(seq 300); do
+	dig +short +time=1 +tries=1 @127.0.0.1 -p $port bench.example SOA >/dev/null 2>&1 && break
+	sleep 0.2
+done
+load() { taskset -c "$LOADGEN_CPU" "$out/loadgen" -server 127.0.0.1:$port -queries "$out/queries.txt" -rate "$RATE" -duration "$1" -warmup 1s -json; }
+field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
+wrong() { echo "$(echo "$1" | field servfail) + $(echo "$1" | field refused) + $(echo "$1" | field nxdomain) + $(echo "$1" | field nodata)" | bc; }
+
+echo "rss_kib_before $(rss $pid)"
+base=$(load "${BASE}s")
+echo "baseline: $base" > "$out/results.txt"
+
+: > "$out/rss.tsv"
+load "$((SWAPS * EVERY))s" > "$out/swaps.json" &
+lg=$!
+for i in $(seq 2 $((SWAPS + 1))); do
+	sleep "$EVERY"
+	version "$i"
+	printf '%d\t%s\n' "$i" "$(rss $pid)" >> "$out/rss.tsv"
+done
+wait $lg
+swaps=$(cat "$out/swaps.json")
+echo "swaps: $swaps" >> "$out/results.txt"
+published=$(curl -s "http://127.0.0.1:$mport/metrics" | sed -n 's/^coredns_zonestore_publishes_total{zone="bench.example."} //p')
+serial=$(dig +short @127.0.0.1 -p $port bench.example SOA | awk '{ print $3 }')
+
+printf '%-10s %10s %10s %10s %10s %12s %10s\n' run answered p50_ms p99_ms p99.9_ms wrong unanswered
+for r in base swaps; do
+	j=${!r}
+	printf '%-10s %10s %10s %10s %10s %12s %10s\n' $r "$(echo "$j" | field answered)" "$(echo "$j" | field p50_ms)" \
+		"$(echo "$j" | field p99_ms)" "$(echo "$j" | field p999_ms)" "$(wrong "$j")" "$(echo "$j" | field unanswered)"
+done
+printf 'p99 with swaps / without: %.2fx\n' "$(echo "$(echo "$swaps" | field p99_ms) / $(echo "$base" | field p99_ms)" | bc -l)"
+printf 'versions published: %s (serial now %s); resident memory (MiB) after swaps 1, 10, 50, last: %s\n' "$published" "$serial" \
+	"$(awk 'NR == 1 || NR == 10 || NR == 50 { printf "%.0f, ", $2 / 1024 } END { printf "%.0f (max %.0f)", $2 / 1024, max / 1024 } { if ($2 > max) max = $2 }' "$out/rss.tsv")"

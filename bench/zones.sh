@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Many zones: ZONES small zones (ten records each, bench/genzones) in one
+# directory, loaded by ontime (`zonestore { directory ... }`) and by Knot
+# DNS (one zone entry each), in one run: the time from start until the
+# zones answer, resident memory per record, and closed-loop throughput on
+# a query mix spread over all the zones (an address, a mail exchanger, a
+# name that does not exist). Each server is pinned to CPU 0 (ontime
+# GOMAXPROCS=1; Knot with one UDP, one TCP and one background worker),
+# bench/loadgen to CPU 1.
+#
+#   bash bench/zones.sh            # ZONES=100000 SECONDS_PER_RUN=10
+#
+# Bounded: each server is given LOAD_TIMEOUT seconds to load and one run of
+# SECONDS_PER_RUN; each is killed when measured.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ZONES=${ZONES:-100000}
+SECS=${SECONDS_PER_RUN:-10}
+LOAD_TIMEOUT=${LOAD_TIMEOUT:-1200}
+out=bench/out/zones-run
+mkdir -p "$out"
+go build -o coredns ./cmd/coredns
+go build -o "$out/loadgen" ./bench/loadgen
+echo "generating $ZONES zones"
+go run ./bench/genzones -zones "$ZONES" -dir "$out/zones" -knot "$out/zones.knot.conf" -queries "$out/queries.txt"
+records=$((ZONES * 10))
+awk -v n="$ZONES" 'BEGIN { srand(3); for (i = 0; i < 200; i++) printf "www.z%d.test.\n", int(rand() * n); printf "www.z%d.test.\n", n - 1 }' > "$out/sample.txt"
+
+port=15400
+pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null || true' EXIT
+rss() { awk '/VmRSS/ { print $2 }' "/proc/$1/status"; } # KiB
+now() { date +%s.%N; }
+# loaded: every name of the sample answers with an address.
+loaded() {
+	local n
+	n=$(dig +time=1 +tries=1 +short @127.0.0.1 -p $port -f "$out/sample.txt" A 2>/dev/null | grep -c '^10\.' || true)
+	[ "$n" -ge 201 ]
+}
+wait_loaded() { # start-time -> seconds
+	for _ in $(seq $((LOAD_TIMEOUT * 5))); do
+		if loaded; then echo "$(now) - $1" | bc; return 0; fi
+		sleep 0.2
+	done
+	echo "did not load in ${LOAD_TIMEOUT}s" >&2; exit 1
+}
+field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
+measure() { # name
+	local t rss_kib q
+	t=$(wait_loaded "$start")
+	sleep 2
+	rss_kib=$(rss "$pid")
+	q=$(taskset -c 1 "$out/loadgen" -server 127.0.0.1:$port -queries "$out/queries.txt" -inflight 200 -duration "${SECS}s" -json)
+	printf '%s\t%.1f\t%d\t%d\t%s\t%s\t%s\n' "$1" "$t" "$rss_kib" "$(( (rss_kib - empty) * 1024 / records ))" \
+		"$(echo "$q" | field answered_qps)" "$(echo "$q" | field p99_ms)" "$(( $(echo "$q" | field servfail) + $(echo "$q" | field refused) ))" >> "$out/results.tsv"
+	kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+}
+: > "$out/results.tsv"
+
+# ontime: an empty server first, for the memory a zone adds.
+mkdir -p "$out/empty"
+printf ".:$port {\n    bind 127.0.0.1\n    zonestore {\n        directory $PWD/$out/empty\n        reload 0\n    }\n}\n" > "$out/Corefile.empty"
+GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile.empty" -quiet > "$out/ontime-empty.log" 2>&1 &
+pid=$!; sleep 2; empty=$(rss $pid); kill $pid; wait $pid 2>/dev/null || true; pid=
+printf ".:$port {\n    bind 127.0.0.1\n    zonestore {\n        directory $PWD/$out/zones\n        reload 0\n    }\n}\n" > "$out/Corefile"
+start=$(now)
+GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile" -quiet > "$out/ontime.log" 2>&1 &
+pid=$!
+measure ontime
+
+# Knot: the same files, one zone entry each.
+rm -rf "$out/knot"; mkdir -p "$out/knot"
+user=; [ "$(id -u)" = 0 ] && user="    user: root:root"
+knotconf() { # zone-list-file
+	printf "server:\n    listen: 127.0.0.1@$port\n    rundir: $PWD/$out/knot\n    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n$user\n"
+	printf "log:\n  - target: stderr\n    any: warning\n"
+	printf "database:\n    storage: $PWD/$out/knot\n"
+	printf "template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n"
+	cat "$1"
+}
+: > "$out/nozones"
+knotconf "$out/nozones" > "$out/knot.empty.conf"
+taskset -c 0 knotd -c "$out/knot.empty.conf" > "$out/knot-empty.log" 2>&1 &
+pid=$!; sleep 2; empty=$(rss $pid); kill $pid; wait $pid 2>/dev/null || true; pid=
+rm -rf "$out/knot"; mkdir -p "$out/knot"
+knotconf "$out/zones.knot.conf" > "$out/knot.conf"
+start=$(now)
+taskset -c 0 knotd -c "$out/knot.conf" > "$out/knot.log" 2>&1 &
+pid=$!
+measure knot
+
+printf '%-8s %12s %14s %16s %12s %10s %8s\n' server "load (s)" "RSS (MiB)" "bytes/record" "q/s" "p99 (ms)" errors
+awk -F'\t' '{ printf "%-8s %12.1f %14.0f %16d %12.0f %10.2f %8d\n", $1, $2, $3 / 1024, $4, $5, $6, $7 }' "$out/results.tsv"
+awk -F'\t' '{ v[$1] = $0; l[$1] = $2; m[$1] = $4; q[$1] = $5 } END {
+	printf "ontime / Knot: load time %.2fx, memory per record %.2fx, throughput %.2fx\n", l["ontime"] / l["knot"], m["ontime"] / m["knot"], q["ontime"] / q["knot"] }' "$out/results.tsv"
+echo "($ZONES zones, $records records)"
