@@ -10,6 +10,9 @@
 #
 #   bash bench/zones.sh            # ZONES=100000 SECONDS_PER_RUN=10
 #
+# SERVERS="ontime" runs one of them; KEEP_ZONES=1 keeps the zones written
+# by the last run.
+#
 # Bounded: each server is given LOAD_TIMEOUT seconds to load and one run of
 # SECONDS_PER_RUN; each is killed when measured.
 set -euo pipefail
@@ -21,8 +24,11 @@ out=bench/out/zones-run
 mkdir -p "$out"
 go build -o coredns ./cmd/coredns
 go build -o "$out/loadgen" ./bench/loadgen
-echo "generating $ZONES zones"
-go run ./bench/genzones -zones "$ZONES" -dir "$out/zones" -knot "$out/zones.knot.conf" -queries "$out/queries.txt"
+SERVERS=${SERVERS:-ontime knot}
+if [ -z "${KEEP_ZONES:-}" ] || [ ! -d "$out/zones" ]; then
+	echo "generating $ZONES zones"
+	go run ./bench/genzones -zones "$ZONES" -dir "$out/zones" -knot "$out/zones.knot.conf" -queries "$out/queries.txt"
+fi
 records=$((ZONES * 10))
 awk -v n="$ZONES" 'BEGIN { srand(3); for (i = 0; i < 200; i++) printf "www.z%d.test.\n", int(rand() * n); printf "www.z%d.test.\n", n - 1 }' > "$out/sample.txt"
 
@@ -57,6 +63,7 @@ measure() { # name
 }
 : > "$out/results.tsv"
 
+run_ontime() {
 # ontime: an empty server first, for the memory a zone adds.
 mkdir -p "$out/empty"
 printf ".:$port {\n    bind 127.0.0.1\n    zonestore {\n        directory $PWD/$out/empty\n        reload 0\n    }\n}\n" > "$out/Corefile.empty"
@@ -67,7 +74,9 @@ start=$(now)
 GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile" -quiet > "$out/ontime.log" 2>&1 &
 pid=$!
 measure ontime
+}
 
+run_knot() {
 # Knot: the same files, one zone entry each.
 rm -rf "$out/knot"; mkdir -p "$out/knot"
 user=; [ "$(id -u)" = 0 ] && user="    user: root:root"
@@ -88,6 +97,8 @@ start=$(now)
 taskset -c 0 knotd -c "$out/knot.conf" > "$out/knot.log" 2>&1 &
 pid=$!
 measure knot
+}
+for s in $SERVERS; do "run_$s"; done
 
 printf '%-8s %12s %14s %16s %12s %10s %8s\n' server "load (s)" "RSS (MiB)" "bytes/record" "q/s" "p99 (ms)" errors
 awk -F'\t' '{ printf "%-8s %12.1f %14.0f %16d %12.0f %10.2f %8d\n", $1, $2, $3 / 1024, $4, $5, $6, $7 }' "$out/results.tsv"

@@ -164,8 +164,8 @@ func (l *lookup) pick(n *node) *rrset {
 		if len(n.rrsets) == 0 || n.rrsets[0].typ == record.TypeALIAS {
 			return nil // ALIAS sorts last: it is alone
 		}
-		if n.rrsets[0].typ > dns.TypeRRSIG && n.allSigs.typ == dns.TypeRRSIG {
-			return &n.allSigs
+		if n.rrsets[0].typ > dns.TypeRRSIG && n.allSigs != nil {
+			return n.allSigs
 		}
 		return &n.rrsets[0]
 	case dns.TypeRRSIG:

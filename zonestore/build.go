@@ -1,7 +1,6 @@
 package zonestore
 
 import (
-	"bytes"
 	"fmt"
 	"maps"
 	"slices"
@@ -166,6 +165,16 @@ func (b *Builder) add(rr dns.RR, line int) error {
 	}
 	n := b.mutable(k, h.Name, true)
 	b.touched[k] = struct{}{}
+	// One copy of the owner name for the node and all its records, and
+	// IPv4 addresses in 4 bytes, not the parser's 16: memory per record.
+	if h.Name == n.name {
+		h.Name = n.name
+	}
+	if a, ok := rr.(*dns.A); ok {
+		if v4 := a.A.To4(); v4 != nil {
+			a.A = v4
+		}
+	}
 	for i := range n.rrsets {
 		s := &n.rrsets[i]
 		if s.typ != h.Rrtype {
@@ -436,16 +445,27 @@ func (b *Builder) flags(z *Zone, n *node) {
 	n.delegation = n != z.apex && n.get(dns.TypeNS) != nil
 	n.dname = n.get(dns.TypeDNAME) != nil
 	n.alias = n.get(record.TypeALIAS) != nil
-	n.allSigs = rrset{}
-	for _, s := range n.rrsets {
+	n.allSigs = nil
+	for i := range n.rrsets {
+		b.shareTargets(n.rrsets[i].rrs)
+	}
+	// Versions hold their slices for as long as they are served: none
+	// keeps the spare room append left (a million small zones,
+	// bench/zones.sh).
+	n.rrsets = fit(n.rrsets)
+	for i := range n.rrsets {
+		s := &n.rrsets[i]
+		s.rrs, s.sigs = fit(s.rrs), fit(s.sigs)
 		if len(s.sigs) > 0 {
-			n.allSigs.typ = dns.TypeRRSIG
+			if n.allSigs == nil {
+				n.allSigs = &rrset{typ: dns.TypeRRSIG}
+			}
 			n.allSigs.rrs = append(n.allSigs.rrs, s.sigs...)
 		}
 	}
-	n.sortKey = nil
+	n.sortKey = ""
 	if n.get(dns.TypeNSEC) != nil {
-		n.sortKey = appendSortKey(nil, n.key)
+		n.sortKey = string(appendSortKey(nil, n.key))
 	}
 	if isWildcardKey(n.key) {
 		p := b.mutable(parentKey(n.key), "", false)
@@ -512,6 +532,42 @@ func (b *Builder) checkNode(z *Zone, n *node) error {
 		return b.errorf(0, "%q has %d DNAME records, want 1", n.name, len(d.rrs))
 	}
 	return nil
+}
+
+// shareTargets points the target names of NS, MX and CNAME records at the
+// name of the node they name, where the zone holds it spelled the same:
+// one string for both instead of the parser's two (memory per record).
+func (b *Builder) shareTargets(rrs []dns.RR) {
+	var buf [maxName + 1]byte
+	share := func(target *string) {
+		kb, err := appendKey(buf[:0], *target)
+		if err != nil {
+			return
+		}
+		if t := b.nodes[string(kb)]; t != nil && t.name == *target {
+			*target = t.name
+		}
+	}
+	for _, rr := range rrs {
+		switch r := rr.(type) {
+		case *dns.NS:
+			share(&r.Ns)
+		case *dns.MX:
+			share(&r.Mx)
+		case *dns.CNAME:
+			share(&r.Target)
+		default:
+			return // one type per RRset: none of these
+		}
+	}
+}
+
+// fit returns s in an array of its own length, if append left it room.
+func fit[T any](s []T) []T {
+	if cap(s) == len(s) {
+		return s
+	}
+	return append(make([]T, 0, len(s)), s...)
 }
 
 // duplicate is dns.IsDuplicate, which knows nothing of private types such
@@ -610,20 +666,20 @@ func (b *Builder) dnssec(z *Zone) error {
 		if nsecMoved {
 			break
 		}
-		if n.sortKey != nil {
+		if n.sortKey != "" {
 			nsecMoved = true
-		} else if old := b.base.nodes[n.key]; old != nil && old.sortKey != nil {
+		} else if old := b.base.nodes[n.key]; old != nil && old.sortKey != "" {
 			nsecMoved = true
 		}
 	}
 	if nsecMoved {
 		z.nsec = z.nsec[:0]
 		for _, n := range b.nodes {
-			if n.sortKey != nil {
+			if n.sortKey != "" {
 				z.nsec = append(z.nsec, n)
 			}
 		}
-		sort.Slice(z.nsec, func(i, j int) bool { return bytes.Compare(z.nsec[i].sortKey, z.nsec[j].sortKey) < 0 })
+		sort.Slice(z.nsec, func(i, j int) bool { return z.nsec[i].sortKey < z.nsec[j].sortKey })
 	} else {
 		z.nsec = b.base.nsec
 	}

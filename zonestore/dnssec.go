@@ -1,7 +1,6 @@
 package zonestore
 
 import (
-	"bytes"
 	"sort"
 
 	"github.com/miekg/dns"
@@ -40,7 +39,7 @@ func (z *Zone) coverNSEC3(h string) *nsec3Node {
 func (z *Zone) coverNSEC(k string) *node {
 	var buf [2 * (maxName + 1)]byte
 	sk := appendSortKey(buf[:0], k)
-	i := sort.Search(len(z.nsec), func(i int) bool { return bytes.Compare(z.nsec[i].sortKey, sk) > 0 })
+	i := sort.Search(len(z.nsec), func(i int) bool { return z.nsec[i].sortKey > string(sk) })
 	if i == 0 {
 		return z.nsec[len(z.nsec)-1]
 	}

@@ -38,9 +38,9 @@ type Zone struct {
 type node struct {
 	name    string // owner as written in the zone file (original case)
 	key     string // wire key
-	sortKey []byte // canonical order key, only for nodes in the NSEC chain
+	sortKey string // canonical order key, only for nodes in the NSEC chain (a string: node fits 128 bytes)
 	rrsets  []rrset
-	allSigs rrset // every RRSIG at this name, as one RRset of type RRSIG (for ANY)
+	allSigs *rrset // every RRSIG at this name, as one RRset of type RRSIG (for ANY); nil if none
 
 	// cut is the key of the topmost node at or above this one (the apex
 	// excluded) where authority ends: a delegation (NS) or a DNAME. Names

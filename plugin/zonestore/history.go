@@ -63,6 +63,14 @@ func (hs *history) forget(origin string) {
 // secondaries.
 func (h *Handler) published(z *zonestore.Zone) {
 	recordPublished(z)
+	h.publishedQuietly(z)
+}
+
+// publishedQuietly is published without the zone's own metric series: a
+// directory may hold a million zones, and four series each would cost more
+// memory than the zones (bench/zones.sh), and more than a Prometheus wants
+// to scrape. Directories export their zone count instead.
+func (h *Handler) publishedQuietly(z *zonestore.Zone) {
 	h.history.add(z)
 	if x := h.xfer.Load(); x != nil {
 		go func() {

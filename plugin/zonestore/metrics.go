@@ -34,6 +34,12 @@ var (
 		Name:      "zone_generation",
 		Help:      "Generation of the version being served; it increases with every publish.",
 	}, []string{"zone"})
+	dirZones = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "directory_zones",
+		Help:      "Zones served from a directory (whose zones have no series of their own but load failures).",
+	}, []string{"directory"})
 	records = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,

@@ -195,7 +195,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 					return nil, c.Err(err.Error())
 				}
 				d.interval, d.byMtime = reload, byMtime
-				d.published, d.gone = h.published, h.removed
+				d.published, d.gone = h.publishedQuietly, h.removed
 				if files := prev.directoryBefore(d); files != nil {
 					d.files = files
 				}
