@@ -49,7 +49,7 @@ for _ in $(seq 300); do
 	dig +short +time=1 +tries=1 @127.0.0.1 -p $port bench.example SOA >/dev/null 2>&1 && break
 	sleep 0.2
 done
-load() { taskset -c "$LOADGEN_CPU" "$out/loadgen" -server 127.0.0.1:$port -queries "$out/queries.txt" -rate "$RATE" -duration "$1" -warmup 1s -json; }
+load() { taskset -c "$LOADGEN_CPU" "$out/loadgen" -server 127.0.0.1:$port -queries "$out/queries.txt" -rate "$RATE" -duration "$1" -max 1000000000 -warmup 1s -json; }
 field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
 wrong() { echo "$(echo "$1" | field servfail) + $(echo "$1" | field refused) + $(echo "$1" | field nxdomain) + $(echo "$1" | field nodata)" | bc; }
 
