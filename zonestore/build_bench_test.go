@@ -1,6 +1,11 @@
 package zonestore
 
-import "testing"
+import (
+	"strings"
+	"testing"
+
+	"github.com/ontimedns/ontime/bench/workload"
+)
 
 // BenchmarkBuild170k measures building a 170,000-name zone, what each swap of a large zone costs its writer.
 func BenchmarkBuild170k(b *testing.B) {
@@ -20,5 +25,34 @@ func BenchmarkEdit170k(b *testing.B) {
 	b.ResetTimer()
 	for v := 2; b.Loop(); v++ {
 		cur = nextVersion(b, cur, v, origin)
+	}
+}
+
+// BenchmarkReparse170k measures re-reading a changed 170,000-name file
+// (the serial and one record) into the next version, as a reload does:
+// built as an edit of the version before it. BenchmarkParse170k is the
+// same file parsed and built whole.
+func BenchmarkReparse170k(b *testing.B) {
+	text := workload.Zone(170000)
+	cur, err := Parse(strings.NewReader(text), workload.Origin, "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	next := strings.Replace(strings.Replace(text, "hostmaster 1 ", "hostmaster 2 ", 1), "host5 A", "host5 60 A", 1)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := cur.Reparse(strings.NewReader(next), ""); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkParse170k(b *testing.B) {
+	text := workload.Zone(170000)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Parse(strings.NewReader(text), workload.Origin, ""); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

@@ -18,8 +18,18 @@ func Parse(r io.Reader, origin, file string) (*Zone, error) {
 	if err != nil {
 		return nil, err
 	}
+	err = readRecords(r, b.origin, file, func(rr dns.RR, line int) error { return b.Add(rr, line) })
+	if err != nil {
+		return nil, err
+	}
+	return b.Build()
+}
+
+// readRecords parses a master file, handing each record to f with the
+// line it ended on.
+func readRecords(r io.Reader, origin, file string, f func(dns.RR, int) error) error {
 	lr := &lineReader{r: r}
-	zp := dns.NewZoneParser(lr, b.origin, file)
+	zp := dns.NewZoneParser(lr, origin, file)
 	zp.SetIncludeAllowed(true)
 	if file != "" {
 		zp.SetIncludeFS(os.DirFS(filepath.Dir(file)))
@@ -27,14 +37,14 @@ func Parse(r io.Reader, origin, file string) (*Zone, error) {
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
 		// The lexer has just read the newline that ends the record, so the
 		// lines read so far are the record's last line.
-		if err := b.Add(rr, lr.lines); err != nil {
-			return nil, err
+		if err := f(rr, lr.lines); err != nil {
+			return err
 		}
 	}
 	if err := zp.Err(); err != nil {
-		return nil, parseError(b.origin, file, err)
+		return parseError(origin, file, err)
 	}
-	return b.Build()
+	return nil
 }
 
 // parseError turns the zone parser's error into an Error with its line.

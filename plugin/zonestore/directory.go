@@ -171,7 +171,7 @@ func (d *directory) scan(store *zonestore.Store) {
 				r := parsed{s: s, old: store.Get(s.origin)}
 				r.st, r.err = stamp(s.file)
 				if r.err == nil && (r.old == nil || r.st != s.seen) {
-					r.z, r.err = zonestore.ParseFile(s.file, s.origin)
+					r.z, r.err = reread(r.old, s.file, s.origin)
 				}
 				results[i] = r
 			}

@@ -55,7 +55,7 @@ func (s *source) load(store *zonestore.Store) error {
 	if old != nil && st == s.seen {
 		return nil
 	}
-	z, err := zonestore.ParseFile(s.file, s.origin)
+	z, err := reread(old, s.file, s.origin)
 	if err != nil {
 		loadFailures.WithLabelValues(s.origin).Inc()
 		return err
@@ -94,4 +94,13 @@ func (s *source) watch(store *zonestore.Store, stop <-chan struct{}) {
 			}
 		}
 	}
+}
+
+// reread parses a zone file: against the version being served, if any, so
+// that an unchanged name is not built again (Zone.Reparse).
+func reread(old *zonestore.Zone, file, origin string) (*zonestore.Zone, error) {
+	if old != nil {
+		return old.ReparseFile(file)
+	}
+	return zonestore.ParseFile(file, origin)
 }

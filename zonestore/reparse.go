@@ -1,0 +1,186 @@
+package zonestore
+
+import (
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/miekg/dns"
+)
+
+// reparseLimit is the share of a zone's records that may change for a
+// re-read to be built as an edit; past it, the new version is built whole.
+const reparseLimit = 4 // a quarter
+
+// Reparse reads a new version of z from r (its file, changed) and returns
+// it as Parse would. When few records changed, it is built as an edit of
+// z (Zone.Edit), which rebuilds only the names that changed: reading a
+// 170,000-name file is then the parse (0.3 s) and a comparison, not the
+// parse and a whole build (2 s and 190 MB more, bench/swap.sh). A
+// pre-signed zone is always built whole.
+func (z *Zone) Reparse(r io.Reader, file string) (*Zone, error) {
+	type lined struct {
+		rr   dns.RR
+		line int
+	}
+	var rrs []lined
+	signed := z.signed
+	err := readRecords(r, z.origin, file, func(rr dns.RR, line int) error {
+		switch rr.Header().Rrtype {
+		case dns.TypeRRSIG, dns.TypeNSEC3, dns.TypeNSEC:
+			signed = true
+		}
+		rrs = append(rrs, lined{rr, line})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	whole := func() (*Zone, error) {
+		b, err := NewBuilder(z.origin, file)
+		if err != nil {
+			return nil, err
+		}
+		for _, l := range rrs {
+			if err := b.Add(l.rr, l.line); err != nil {
+				return nil, err
+			}
+		}
+		return b.Build()
+	}
+	if signed {
+		return whole()
+	}
+
+	// The new records by owner (each owner's first record, and a chain
+	// through next: no slice per name), then against each old name's.
+	byOwner := make(map[string]int32, len(z.nodes))
+	next := make([]int32, len(rrs))
+	var buf [maxName + 1]byte
+	for i, l := range rrs {
+		kb, err := appendKey(buf[:0], l.rr.Header().Name)
+		if err != nil || !subdomainKey(string(kb), z.originKey) {
+			return whole() // the builder says what is wrong, with the line
+		}
+		next[i] = -1
+		if first, ok := byOwner[string(kb)]; ok {
+			next[i], byOwner[string(kb)] = first, int32(i) // the chain runs backwards: order does not matter
+			continue
+		}
+		byOwner[string(kb)] = int32(i)
+	}
+	var added []int
+	var deleted []dns.RR
+	budget := len(rrs)/reparseLimit + 1
+	seen := 0 // old records met at the new file's owners
+	for k, first := range byOwner {
+		var matched [64]bool // an owner's old records; a name with more is built whole
+		n := z.nodes[k]
+		if n != nil {
+			count := 0
+			for _, s := range n.rrsets {
+				count += len(s.rrs)
+			}
+			if count > len(matched) {
+				return whole()
+			}
+			seen += count
+		}
+	records:
+		for i := first; i >= 0; i = next[i] {
+			rr := rrs[i].rr
+			if n != nil {
+				j := 0
+				for _, s := range n.rrsets {
+					for _, o := range s.rrs {
+						if !matched[j] && sameRecord(o, rr) {
+							matched[j] = true
+							continue records
+						}
+						j++
+					}
+				}
+			}
+			added = append(added, int(i))
+		}
+		if n != nil {
+			j := 0
+			for _, s := range n.rrsets {
+				for _, o := range s.rrs {
+					if !matched[j] {
+						deleted = append(deleted, o)
+					}
+					j++
+				}
+			}
+		}
+		if len(added)+len(deleted) > budget {
+			return whole()
+		}
+	}
+	if seen < z.records {
+		// Names the new file no longer has: all their records go.
+		for k, n := range z.nodes {
+			if _, ok := byOwner[k]; !ok {
+				for _, s := range n.rrsets {
+					deleted = append(deleted, s.rrs...)
+				}
+			}
+		}
+	}
+	if len(added)+len(deleted) > budget {
+		return whole()
+	}
+
+	b := z.Edit()
+	b.file = file
+	for _, rr := range deleted {
+		if err := b.Delete(rr); err != nil {
+			return whole()
+		}
+	}
+	for _, i := range added {
+		if err := b.Add(rrs[i].rr, rrs[i].line); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
+
+// sameRecord reports whether two records at one name are the same: the
+// owner spelled alike, the same TTL and data (names in the data compare
+// without case, as DNS names do). The common types are compared directly:
+// dns.IsDuplicate, for a 170,000-name zone, cost a third of a re-read.
+func sameRecord(o, n dns.RR) bool {
+	oh, nh := o.Header(), n.Header()
+	if oh.Rrtype != nh.Rrtype || oh.Ttl != nh.Ttl || oh.Class != nh.Class || oh.Name != nh.Name {
+		return false
+	}
+	switch a := o.(type) {
+	case *dns.A:
+		return a.A.Equal(n.(*dns.A).A)
+	case *dns.AAAA:
+		return a.AAAA.Equal(n.(*dns.AAAA).AAAA)
+	case *dns.CNAME:
+		return strings.EqualFold(a.Target, n.(*dns.CNAME).Target)
+	case *dns.NS:
+		return strings.EqualFold(a.Ns, n.(*dns.NS).Ns)
+	case *dns.MX:
+		b := n.(*dns.MX)
+		return a.Preference == b.Preference && strings.EqualFold(a.Mx, b.Mx)
+	case *dns.TXT:
+		return slices.Equal(a.Txt, n.(*dns.TXT).Txt)
+	}
+	return duplicate(o, n)
+}
+
+// ReparseFile is Reparse of z's file, or of path.
+func (z *Zone) ReparseFile(path string) (*Zone, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, &Error{Origin: z.origin, File: path, Reason: err.Error()}
+	}
+	defer f.Close()
+	return z.Reparse(f, path)
+}
