@@ -54,7 +54,7 @@ const (
 type Zone struct {
 	cfg    Config
 	notify chan struct{}
-	lastOK atomic.Int64 // unix nanoseconds of the last good refresh; 0: never
+	lastOK atomic.Int64 // unix nanoseconds of the last good refresh, or of New
 }
 
 // New returns a secondary zone; Run keeps it.
@@ -69,7 +69,11 @@ func New(cfg Config) *Zone {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	return &Zone{cfg: cfg, notify: make(chan struct{}, 1)}
+	z := &Zone{cfg: cfg, notify: make(chan struct{}, 1)}
+	// A version may be held already (carried over a Corefile reload): its
+	// expire timer starts now, not at a refresh nobody remembers.
+	z.lastOK.Store(time.Now().UnixNano())
+	return z
 }
 
 // Origin returns the zone's origin.
@@ -145,10 +149,10 @@ func (s *Zone) Run(stop <-chan struct{}) {
 }
 
 func (s *Zone) expiresIn(cur *zonestore.Zone) time.Duration {
-	last := s.lastOK.Load()
-	if last == 0 || cur.Expired() {
+	if cur.Expired() {
 		return 0
 	}
+	last := s.lastOK.Load()
 	return time.Duration(last) + time.Duration(cur.SOA().Expire)*time.Second - time.Duration(time.Now().UnixNano())
 }
 

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -209,5 +210,35 @@ func TestTransfersNeverPublishHalf(t *testing.T) {
 	}
 	if want := "axfr failed, axfr 1, ixfr 3" + strings.Repeat(", ixfr failed, axfr failed, ixfr failed, axfr 4", 3); ev.String() != want {
 		t.Fatalf("events:\n %s\nwant\n %s", ev, want)
+	}
+}
+
+// TestAHeldVersionExpiresOnItsOwnTimer: a version already in the store
+// when the secondary starts (carried over a Corefile reload) is not
+// expired by a first refresh that fails; it expires once its SOA expire
+// has passed without a good one.
+func TestAHeldVersionExpiresOnItsOwnTimer(t *testing.T) {
+	store := zonestore.NewStore()
+	b, _ := zonestore.NewBuilder("example.test.", "")
+	for _, rr := range rrs(t, "example.test. 300 SOA ns1.example.test. h.example.test. 1 3600 1 1 300", "example.test. 300 NS ns1.example.test.", "ns1.example.test. 300 A 192.0.2.53") {
+		b.Add(rr, 0)
+	}
+	z, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	store.Publish(nil, z, true)
+	sec := New(Config{Origin: "example.test.", Primaries: []string{"127.0.0.1:9"}, Store: store, Timeout: 100 * time.Millisecond})
+	if err := sec.Refresh(); err == nil {
+		t.Fatal("a refresh from a closed port succeeded")
+	}
+	sec.checkExpiry(store.Get("example.test."))
+	if store.Get("example.test.").Expired() {
+		t.Fatal("expired at once, before its SOA expire (1 s) passed")
+	}
+	time.Sleep(1100 * time.Millisecond)
+	sec.checkExpiry(store.Get("example.test."))
+	if !store.Get("example.test.").Expired() {
+		t.Fatal("not expired after its SOA expire")
 	}
 }
