@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func catalogZone(serial int, members ...string) string {
@@ -48,7 +49,12 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 	os.WriteFile(conf, []byte(b.String()), 0o644)
 	knot := start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, "catalog.invalid", "one.test")
 
-	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    zonestore {\n        catalog catalog.invalid %s\n    }\n}\n", port, knot.addr), port, "one.test", "two.test")
+	corefile := func(extra string) string {
+		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n%s    zonestore {\n        catalog catalog.invalid %s\n    }\n}\n", port, extra, knot.addr)
+	}
+	path := filepath.Join(t.TempDir(), "Corefile")
+	os.WriteFile(path, []byte(corefile("")), 0o644)
+	s := start(t, "coredns", exec.Command(corednsBin, "-conf", path), port, "one.test", "two.test")
 	if got := rcodeA(t, s.addr, "www.three.test."); got != "REFUSED" {
 		t.Fatalf("three.test before the catalog names it: %s", got)
 	}
@@ -65,5 +71,25 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 	})
 	if got := rcodeA(t, s.addr, "www.two.test."); got != "192.0.2.2" {
 		t.Fatalf("two.test, in both versions of the catalog: %s", got)
+	}
+
+	// A Corefile reload while the primary is away: the members are still
+	// the catalog's, and served throughout, though the new configuration
+	// cannot transfer the catalog again.
+	knot.cmd.Process.Kill()
+	knot.cmd.Wait()
+	os.WriteFile(path, []byte(corefile("    errors\n")), 0o644)
+	deadline := time.Now().Add(6 * time.Second)
+	for time.Now().Before(deadline) {
+		if got := rcodeA(t, s.addr, "www.three.test."); got != "192.0.2.3" {
+			t.Fatalf("three.test during the Corefile reload: %s", got)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(s.log.String(), "Reloading complete") {
+		t.Fatalf("no reload in the log:\n%s", s.log.String())
+	}
+	if got := rcodeA(t, s.addr, "www.one.test."); got != "REFUSED" {
+		t.Fatalf("one.test, dropped before the reload: %s", got)
 	}
 }

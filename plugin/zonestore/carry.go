@@ -23,6 +23,7 @@ type carried struct {
 	history *history
 	sources []*source
 	dirs    []*directory
+	cats    *catalogs // the member zones each catalog named last
 }
 
 var carry = struct {
@@ -47,7 +48,7 @@ func carriedFor(key string) *carried {
 // leave records what h holds for the block's next configuration.
 func (h *Handler) leave(key string) {
 	carry.Lock()
-	carry.blocks[key] = &carried{owner: h, store: h.store, history: h.history, sources: h.sources, dirs: h.dirs}
+	carry.blocks[key] = &carried{owner: h, store: h.store, history: h.history, sources: h.sources, dirs: h.dirs, cats: &h.cats}
 	carry.Unlock()
 }
 
@@ -95,6 +96,22 @@ func (c *carried) directoryBefore(d *directory) map[string]*source {
 		}
 	}
 	return nil
+}
+
+// membersBefore returns the member zones the catalog named last, under
+// the previous configuration: they are served again at once, and the
+// catalog, transferred anew, then adds or drops from there.
+func (c *carried) membersBefore(catalog string) []string {
+	if c == nil || c.cats == nil {
+		return nil
+	}
+	c.cats.mu.Lock()
+	defer c.cats.mu.Unlock()
+	var out []string
+	for o := range c.cats.members[catalog] {
+		out = append(out, o)
+	}
+	return out
 }
 
 // dropUnconfigured removes from a carried store the zones the new

@@ -112,3 +112,23 @@ func catalogMembers(z *zonestore.Zone) (map[string]bool, error) {
 	}
 	return members, nil
 }
+
+// keepMembers makes members, which the catalog named under the previous
+// configuration (a Corefile reload), the catalog's members again: their
+// zones, still in the store, are refreshed from the catalog's primaries.
+func (h *Handler) keepMembers(catalog secondary.Config, members []string) {
+	if len(members) == 0 {
+		return
+	}
+	h.cats.mu.Lock()
+	defer h.cats.mu.Unlock()
+	if h.cats.members == nil {
+		h.cats.members = map[string]map[string]bool{}
+	}
+	have := map[string]bool{}
+	for _, o := range members {
+		h.addSecondary(secondary.Config{Origin: o, Primaries: catalog.Primaries, TSIG: catalog.TSIG, Store: h.store})
+		have[o] = true
+	}
+	h.cats.members[catalog.Origin] = have
+}

@@ -177,6 +177,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		for _, cfg := range cats {
 			cfg.TSIG = tsig
 			h.addCatalog(cfg)
+			h.keepMembers(cfg, prev.membersBefore(cfg.Origin))
 		}
 		secs = append(secs, cats...)
 		if tsig != nil && len(secs) == 0 {
