@@ -9,7 +9,7 @@ SUDO    := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT     := DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get
 FUZZTIME ?= 30s
 
-.PHONY: all build run test test-deps bench bench-deps overload blocking alias profile fuzz generate clean
+.PHONY: all build run test test-deps bench bench-deps overload blocking alias swap zones profile fuzz generate image clean
 
 all: build
 
@@ -46,13 +46,18 @@ bench: bench-deps build
 	$(GO) test -run XXX -bench . -benchmem ./zonestore/ ./codel/ ./plugin/fastpack/ ./plugin/zonestore/
 	bash bench/load.sh
 
-overload blocking alias profile: bench-deps
+overload blocking alias swap zones profile: bench-deps
 	bash bench/$@.sh
 
 fuzz:
 	$(GO) test -run XXX -fuzz FuzzParse -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/
 	$(GO) test -run XXX -fuzz FuzzLookup -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/
 	$(GO) test -run XXX -fuzz FuzzUpstreamAnswer -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./alias/
+
+# The container image (Dockerfile), where a container engine exists; the
+# manifests in deploy/kubernetes/ use it.
+image:
+	docker build --build-arg VERSION=$(VERSION) -t ontime:$(VERSION) .
 
 clean:
 	rm -f coredns
