@@ -1,0 +1,87 @@
+package test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// TestDashboardQueriesExportedMetrics: every metric the Grafana dashboard
+// (deploy/grafana/ontime.json) queries is one the real binary exports,
+// scraped from its /metrics after it served queries through every plugin
+// the dashboard shows: codel, alias (a lookup upstream), zonestore (a
+// directory with a broken file, and a file zone).
+func TestDashboardQueriesExportedMetrics(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "grafana", "ontime.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dash struct {
+		Panels []struct {
+			Title   string
+			Targets []struct{ Expr string }
+		}
+	}
+	if err := json.Unmarshal(b, &dash); err != nil {
+		t.Fatal(err)
+	}
+	wanted := map[string]string{} // metric -> panel
+	name := regexp.MustCompile(`\bcoredns_[a-z0-9_]+`)
+	for _, p := range dash.Panels {
+		for _, tg := range p.Targets {
+			for _, m := range name.FindAllString(tg.Expr, -1) {
+				wanted[m] = p.Title
+			}
+		}
+	}
+	if len(wanted) < 10 {
+		t.Fatalf("the dashboard queries only %d metrics", len(wanted))
+	}
+
+	upstream := startUpstream(t)
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "db.example.org"), []byte(zoneText("example.org", 1, "www A 192.0.2.1", "alias 300 ALIAS a.target.test.")), 0o644)
+	os.WriteFile(filepath.Join(dir, "db.broken.test"), []byte(zoneText("broken.test", 1, "www 3x A 192.0.2.1")), 0o644)
+	net := filepath.Join(t.TempDir(), "db.example.net")
+	os.WriteFile(net, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
+	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    alias {\n        upstream %s\n    }\n    zonestore {\n        directory %s\n    }\n    zonestore %s example.net", prom, upstream.addr, dir, net), "example.org", "example.net")
+	for range 5 {
+		rcodeA(t, s.addr, "www.example.org.")
+		rcodeA(t, s.addr, "www.example.net.")
+	}
+	if got := rcodeA(t, s.addr, "alias.example.org."); got != "192.0.2.1" && got != "192.0.2.2" {
+		t.Fatalf("alias: %s", got)
+	}
+	rcodeA(t, s.addr, "nx.example.org.")
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	exchange(t, s.addr, m, true)
+
+	resp, err := http.Get("http://" + prom + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	exported := map[string]bool{}
+	for _, line := range strings.Split(string(body), "\n") {
+		if line == "" || line[0] == '#' {
+			continue
+		}
+		exported[strings.FieldsFunc(line, func(r rune) bool { return r == '{' || r == ' ' })[0]] = true
+	}
+	for metric, panel := range wanted {
+		if !exported[metric] {
+			t.Errorf("panel %q queries %s, which the binary does not export", panel, metric)
+		}
+	}
+}
