@@ -11,7 +11,8 @@ import (
 )
 
 // TestReadmeCorefiles starts the binary with every Corefile example of
-// every plugin README (the `~~~ corefile` blocks), moved to loopback: the
+// every plugin README (the `~~~ corefile` blocks) and of the top README's
+// walkthrough, moved to loopback: the
 // listener on a free port of 127.0.0.1, the metrics on another, primaries
 // and upstreams on 127.0.0.1, the files they name written into a
 // directory of their own. Each must start and, if it serves example.org,
@@ -32,7 +33,16 @@ func TestReadmeCorefiles(t *testing.T) {
 			t.Run(name, func(t *testing.T) { runExample(t, m[1]) })
 		}
 	}
-	if n < 5 {
+	// And the walkthrough of the top README.
+	b, err := os.ReadFile(filepath.Join(repoRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, m := range regexp.MustCompile("(?s)\x60\x60\x60\n(example\\.org \\{\n.*?)\x60\x60\x60").FindAllStringSubmatch(string(b), -1) {
+		n++
+		t.Run(fmt.Sprintf("README/%d", i+1), func(t *testing.T) { runExample(t, m[1]) })
+	}
+	if n < 8 {
 		t.Fatalf("found %d examples", n)
 	}
 }
