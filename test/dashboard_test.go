@@ -15,7 +15,8 @@ import (
 )
 
 // TestDashboardQueriesExportedMetrics: every metric the Grafana dashboard
-// (deploy/grafana/ontime.json) queries is one the real binary exports,
+// (deploy/grafana/ontime.json) queries is one the real binary exports, and
+// every metric of ontime's plugins it exports is in its plugin's README;
 // scraped from its /metrics after it served queries through every plugin
 // the dashboard shows: codel, alias (a lookup upstream), zonestore (a
 // directory with a broken file, and a file zone).
@@ -82,6 +83,28 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	for metric, panel := range wanted {
 		if !exported[metric] {
 			t.Errorf("panel %q queries %s, which the binary does not export", panel, metric)
+		}
+	}
+
+	// Every metric of ontime's plugins that the binary exports is in its
+	// plugin's README.
+	readmes := map[string]string{}
+	for _, p := range []string{"codel", "fastpack", "alias", "zonestore"} {
+		b, err := os.ReadFile(filepath.Join(repoRoot(t), "plugin", p, "README.md"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		readmes[p] = string(b)
+	}
+	for metric := range exported {
+		for p, readme := range readmes {
+			if !strings.HasPrefix(metric, "coredns_"+p+"_") {
+				continue
+			}
+			base := strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(metric, "_bucket"), "_sum"), "_count")
+			if !strings.Contains(readme, "`"+base+"`") {
+				t.Errorf("%s is exported but not in plugin/%s/README.md", base, p)
+			}
 		}
 	}
 }
