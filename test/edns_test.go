@@ -93,3 +93,25 @@ func TestEDNSCompliance(t *testing.T) {
 		}
 	}
 }
+
+// TestEDNSTwoOPTIsFormErr: a query with two OPT records gets FORMERR
+// (RFC 6891 section 6.1.1), through every chain.
+func TestEDNSTwoOPTIsFormErr(t *testing.T) {
+	zf := t.TempDir() + "/db.example.org"
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	for _, chain := range []string{"", "    codel\n    fastpack\n"} {
+		s := startCoreDNS(t, fmt.Sprintf("%s    zonestore %s example.org", chain, zf), "example.org")
+		m := new(dns.Msg)
+		m.SetQuestion("example.org.", dns.TypeSOA)
+		m.SetEdns0(4096, false)
+		m.SetEdns0(1232, false)
+		m.Extra = append(m.Extra, &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT, Class: 1232}})
+		r, err := exchange(t, s.addr, m, false)
+		if err != nil {
+			t.Fatalf("chain %q: %v", chain, err)
+		}
+		if r.Rcode != dns.RcodeFormatError {
+			t.Errorf("chain %q: two OPT records answered %s, want FORMERR", chain, dns.RcodeToString[r.Rcode])
+		}
+	}
+}
