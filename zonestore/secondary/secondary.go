@@ -295,27 +295,9 @@ func (s *Zone) axfr(primary string, cur *zonestore.Zone) error {
 	return err
 }
 
-// publishWhole builds a zone from a whole transfer, SOA first and last,
-// and publishes it over cur.
+// publishWhole builds a zone from a whole transfer and publishes it over cur.
 func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone) error {
-	first, ok1 := rrs[0].(*dns.SOA)
-	last, ok2 := rrs[len(rrs)-1].(*dns.SOA)
-	if len(rrs) < 2 || !ok1 || !ok2 || first.Serial != last.Serial {
-		return errors.New("truncated: a whole zone starts and ends with its SOA")
-	}
-	b, err := zonestore.NewBuilder(s.cfg.Origin, "")
-	if err != nil {
-		return err
-	}
-	for _, rr := range rrs[:len(rrs)-1] {
-		if _, soa := rr.(*dns.SOA); soa && rr != rrs[0] {
-			return errors.New("an SOA inside a whole transfer")
-		}
-		if err := b.Add(rr, 0); err != nil {
-			return err
-		}
-	}
-	z, err := b.Build()
+	z, err := wholeZone(s.cfg.Origin, rrs)
 	if err != nil {
 		return err
 	}
@@ -326,11 +308,33 @@ func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone) error {
 	return nil
 }
 
-// ixfr asks for the differences since cur and applies them to a copy of
-// it (Zone.Edit): every difference in order, each starting from the serial
-// the last one ended at; the result is published as one version. A primary
-// that answers with the whole zone instead (RFC 1995 section 4) is taken
-// as an AXFR.
+// wholeZone builds a zone from a whole transfer: its SOA first and last.
+func wholeZone(origin string, rrs []dns.RR) (*zonestore.Zone, error) {
+	if len(rrs) < 2 {
+		return nil, errors.New("truncated: a whole zone starts and ends with its SOA")
+	}
+	first, ok1 := rrs[0].(*dns.SOA)
+	last, ok2 := rrs[len(rrs)-1].(*dns.SOA)
+	if !ok1 || !ok2 || first.Serial != last.Serial {
+		return nil, errors.New("truncated: a whole zone starts and ends with its SOA")
+	}
+	b, err := zonestore.NewBuilder(origin, "")
+	if err != nil {
+		return nil, err
+	}
+	for _, rr := range rrs[:len(rrs)-1] {
+		if _, soa := rr.(*dns.SOA); soa && rr != rrs[0] {
+			return nil, errors.New("an SOA inside a whole transfer")
+		}
+		if err := b.Add(rr, 0); err != nil {
+			return nil, err
+		}
+	}
+	return b.Build()
+}
+
+// ixfr asks for the differences since cur, applies them (applyIXFR) and
+// publishes the result as one version.
 func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
 	m := new(dns.Msg)
 	m.SetIxfr(s.cfg.Origin, cur.Serial(), cur.SOA().Ns, cur.SOA().Mbox)
@@ -338,22 +342,50 @@ func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
 	if err != nil {
 		return err
 	}
+	z, whole, err := applyIXFR(cur, rrs)
+	switch {
+	case err != nil:
+		return err
+	case z == nil:
+		s.event(Current, nil, nil)
+		return nil
+	}
+	if err := s.cfg.Store.Publish(cur, z, false); err != nil {
+		return err
+	}
+	if whole {
+		s.event(AXFR, z, nil)
+	} else {
+		s.event(IXFR, z, nil)
+	}
+	return nil
+}
+
+// applyIXFR builds the version an IXFR answer (RFC 1995 section 4) makes
+// of cur: every difference applied in order to a copy of it (Zone.Edit),
+// each starting from the serial the last one ended at. A primary that
+// answers with the whole zone instead is taken as an AXFR (whole). A nil
+// zone and no error: cur is current.
+func applyIXFR(cur *zonestore.Zone, rrs []dns.RR) (z *zonestore.Zone, whole bool, err error) {
+	if len(rrs) == 0 {
+		return nil, false, errors.New("empty IXFR answer")
+	}
 	top, ok := rrs[0].(*dns.SOA)
 	if !ok {
-		return errors.New("IXFR answer does not start with an SOA")
+		return nil, false, errors.New("IXFR answer does not start with an SOA")
 	}
 	if len(rrs) == 1 {
 		if !newer(top.Serial, cur.Serial()) {
-			s.event(Current, nil, nil)
-			return nil
+			return nil, false, nil
 		}
-		return errors.New("IXFR answer is the SOA alone, and newer")
+		return nil, false, errors.New("IXFR answer is the SOA alone, and newer")
 	}
 	if second, ok := rrs[1].(*dns.SOA); !ok || second.Serial != cur.Serial() {
-		return s.publishWhole(rrs, cur) // the whole zone: an AXFR in IXFR's clothes
+		z, err := wholeZone(cur.Origin(), rrs) // the whole zone: an AXFR in IXFR's clothes
+		return z, true, err
 	}
-	if last, ok := rrs[len(rrs)-1].(*dns.SOA); !ok || last.Serial != top.Serial {
-		return errors.New("IXFR truncated: it does not end with the new SOA")
+	if last, ok := rrs[len(rrs)-1].(*dns.SOA); !ok || last.Serial != top.Serial || len(rrs) < 3 {
+		return nil, false, errors.New("IXFR truncated: it does not end with the new SOA")
 	}
 	b := cur.Edit()
 	at := cur.Serial()
@@ -363,39 +395,35 @@ func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
 			deleting = !deleting
 			if deleting { // a difference starts: from the serial the last one reached
 				if soa.Serial != at {
-					return fmt.Errorf("IXFR out of order: a difference from serial %d, the zone is at %d", soa.Serial, at)
+					return nil, false, fmt.Errorf("IXFR out of order: a difference from serial %d, the zone is at %d", soa.Serial, at)
 				}
 				if err := b.Delete(rr); err != nil {
-					return fmt.Errorf("IXFR does not apply: %w", err)
+					return nil, false, fmt.Errorf("IXFR does not apply: %w", err)
 				}
 				continue
 			}
 			at = soa.Serial
 			if err := b.Add(rr, 0); err != nil {
-				return err
+				return nil, false, err
 			}
 			continue
 		}
 		if deleting {
 			if err := b.Delete(rr); err != nil {
-				return fmt.Errorf("IXFR does not apply: %w", err)
+				return nil, false, fmt.Errorf("IXFR does not apply: %w", err)
 			}
 		} else if err := b.Add(rr, 0); err != nil {
-			return err
+			return nil, false, err
 		}
 	}
 	if deleting || at != top.Serial {
-		return errors.New("IXFR truncated: its last difference is incomplete")
+		return nil, false, errors.New("IXFR truncated: its last difference is incomplete")
 	}
-	z, err := b.Build()
+	z, err = b.Build()
 	if err != nil {
-		return fmt.Errorf("IXFR result is not a valid zone: %w", err)
+		return nil, false, fmt.Errorf("IXFR result is not a valid zone: %w", err)
 	}
-	if err := s.cfg.Store.Publish(cur, z, false); err != nil {
-		return err
-	}
-	s.event(IXFR, z, nil)
-	return nil
+	return z, false, nil
 }
 
 // newer reports whether serial a is newer than b (RFC 1982).
