@@ -55,10 +55,10 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "Corefile")
 	os.WriteFile(path, []byte(corefile("")), 0o644)
 	s := start(t, "coredns", exec.Command(corednsBin, "-conf", path), port, "one.test", "two.test")
-	if got := rcodeA(t, s.addr, "www.three.test."); got != "REFUSED" {
+	if got := answerA(t, s.addr, "www.three.test."); got != "REFUSED" {
 		t.Fatalf("three.test before the catalog names it: %s", got)
 	}
-	if got := rcodeA(t, s.addr, "version.catalog.invalid."); got != "REFUSED" {
+	if got := answerA(t, s.addr, "version.catalog.invalid."); got != "REFUSED" {
 		t.Fatalf("the catalog zone itself was served: %s", got)
 	}
 
@@ -67,9 +67,9 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 		t.Fatalf("knotc: %v\n%s", err, out)
 	}
 	eventually(t, "three.test added, one.test dropped", func() bool {
-		return rcodeA(t, s.addr, "www.three.test.") == "192.0.2.3" && rcodeA(t, s.addr, "www.one.test.") == "REFUSED"
+		return answerA(t, s.addr, "www.three.test.") == "192.0.2.3" && answerA(t, s.addr, "www.one.test.") == "REFUSED"
 	})
-	if got := rcodeA(t, s.addr, "www.two.test."); got != "192.0.2.2" {
+	if got := answerA(t, s.addr, "www.two.test."); got != "192.0.2.2" {
 		t.Fatalf("two.test, in both versions of the catalog: %s", got)
 	}
 
@@ -81,7 +81,7 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 	os.WriteFile(path, []byte(corefile("    errors\n")), 0o644)
 	deadline := time.Now().Add(6 * time.Second)
 	for time.Now().Before(deadline) {
-		if got := rcodeA(t, s.addr, "www.three.test."); got != "192.0.2.3" {
+		if got := answerA(t, s.addr, "www.three.test."); got != "192.0.2.3" {
 			t.Fatalf("three.test during the Corefile reload: %s", got)
 		}
 		time.Sleep(20 * time.Millisecond)
@@ -89,7 +89,7 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 	if !strings.Contains(s.log.String(), "Reloading complete") {
 		t.Fatalf("no reload in the log:\n%s", s.log.String())
 	}
-	if got := rcodeA(t, s.addr, "www.one.test."); got != "REFUSED" {
+	if got := answerA(t, s.addr, "www.one.test."); got != "REFUSED" {
 		t.Fatalf("one.test, dropped before the reload: %s", got)
 	}
 }

@@ -56,13 +56,13 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    alias {\n        upstream %s\n    }\n    zonestore {\n        directory %s\n    }\n    zonestore %s example.net", prom, upstream.addr, dir, net), "example.org", "example.net")
 	for range 5 {
-		rcodeA(t, s.addr, "www.example.org.")
-		rcodeA(t, s.addr, "www.example.net.")
+		answerA(t, s.addr, "www.example.org.")
+		answerA(t, s.addr, "www.example.net.")
 	}
-	if got := rcodeA(t, s.addr, "alias.example.org."); got != "192.0.2.1" && got != "192.0.2.2" {
+	if got := answerA(t, s.addr, "alias.example.org."); got != "192.0.2.1" && got != "192.0.2.2" {
 		t.Fatalf("alias: %s", got)
 	}
-	rcodeA(t, s.addr, "nx.example.org.")
+	answerA(t, s.addr, "nx.example.org.")
 	m := new(dns.Msg)
 	m.SetQuestion("www.example.org.", dns.TypeA)
 	exchange(t, s.addr, m, true)

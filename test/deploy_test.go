@@ -8,12 +8,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/miekg/dns"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -185,42 +181,15 @@ func TestConfigMapCorefileServes(t *testing.T) {
 			t.Errorf("%s: %d", what, resp.StatusCode)
 		}
 	}
-	if got := rcodeA(t, s.addr, "www.example.org."); got != "192.0.2.80" {
+	if got := answerA(t, s.addr, "www.example.org."); got != "192.0.2.80" {
 		t.Fatalf("www: %s", got)
 	}
 
-	var stop atomic.Bool
-	var wrong atomic.Int64
-	var first sync.Once
-	var firstWrong string
-	var wg sync.WaitGroup
-	for range 2 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := &dns.Client{Timeout: time.Second}
-			for !stop.Load() {
-				q := new(dns.Msg)
-				q.SetQuestion("www.example.org.", dns.TypeA)
-				r, _, err := c.Exchange(q, s.addr)
-				if err != nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 {
-					wrong.Add(1)
-					first.Do(func() { firstWrong = fmt.Sprint(err, r) })
-					continue
-				}
-				if a := r.Answer[0].(*dns.A).A.String(); a != "192.0.2.80" && a != "192.0.2.81" {
-					wrong.Add(1)
-					first.Do(func() { firstWrong = a })
-				}
-			}
-		}()
-	}
+	stop := querying(s.addr, "www.example.org.", 2, "192.0.2.80", "192.0.2.81")
 	updated := strings.Replace(strings.Replace(zones["db.example.org"], "2026120301", "2026120302", 1), "192.0.2.80", "192.0.2.81", 1)
 	cm.publish(map[string]string{"db.example.org": updated})
-	eventually(t, "the updated zone", func() bool { return rcodeA(t, s.addr, "www.example.org.") == "192.0.2.81" })
-	stop.Store(true)
-	wg.Wait()
-	if wrong.Load() > 0 {
-		t.Fatalf("%d wrong answers during the update; the first: %s", wrong.Load(), firstWrong)
+	eventually(t, "the updated zone", func() bool { return answerA(t, s.addr, "www.example.org.") == "192.0.2.81" })
+	if wrong, all, first := stop(); wrong > 0 {
+		t.Fatalf("%d wrong answers of %d during the update; the first: %s", wrong, all, first)
 	}
 }

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/miekg/dns"
 )
 
 // configMap is a directory laid out as Kubernetes mounts a ConfigMap:
@@ -59,20 +57,6 @@ func zoneText(origin string, serial int, extra ...string) string {
 		origin, serial, strings.Join(extra, "\n"))
 }
 
-func rcodeA(t testing.TB, addr, name string) string {
-	t.Helper()
-	m := new(dns.Msg)
-	m.SetQuestion(name, dns.TypeA)
-	r, err := exchange(t, addr, m, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if r.Rcode == dns.RcodeSuccess && len(r.Answer) > 0 {
-		return r.Answer[0].(*dns.A).A.String()
-	}
-	return dns.RcodeToString[r.Rcode]
-}
-
 // TestDirectoryOfZones: a directory of zone files, mounted as a ConfigMap
 // is: every file a zone; a broken one reported by name and line, counted,
 // and the others served; new files become zones, changed ones are re-read
@@ -100,7 +84,7 @@ func TestDirectoryOfZones(t *testing.T) {
 		t.Errorf("ready: %d %s", resp.StatusCode, body)
 	}
 	for name, want := range map[string]string{"www.a.test.": "192.0.2.1", "www.b.test.": "192.0.2.2", "www.broken.test.": "REFUSED"} {
-		if got := rcodeA(t, s.addr, name); got != want {
+		if got := answerA(t, s.addr, name); got != want {
 			t.Errorf("%s: %s, want %s", name, got, want)
 		}
 	}
@@ -118,8 +102,8 @@ func TestDirectoryOfZones(t *testing.T) {
 		"db.broken.test": zoneText("broken.test", 2, "www A 192.0.2.3"),
 	})
 	eventually(t, "the directory's new contents", func() bool {
-		return rcodeA(t, s.addr, "www.a.test.") == "192.0.2.11" && rcodeA(t, s.addr, "www.b.test.") == "REFUSED" &&
-			rcodeA(t, s.addr, "www.c.test.") == "192.0.2.4" && rcodeA(t, s.addr, "www.broken.test.") == "192.0.2.3"
+		return answerA(t, s.addr, "www.a.test.") == "192.0.2.11" && answerA(t, s.addr, "www.b.test.") == "REFUSED" &&
+			answerA(t, s.addr, "www.c.test.") == "192.0.2.4" && answerA(t, s.addr, "www.broken.test.") == "192.0.2.3"
 	})
 
 	// a breaks: its last good version stays.
@@ -132,7 +116,7 @@ func TestDirectoryOfZones(t *testing.T) {
 	eventually(t, "the failure to be counted", func() bool {
 		return metric(t, prom, `coredns_zonestore_load_failures_total{zone="a.test."}`) > before
 	})
-	if got := rcodeA(t, s.addr, "www.a.test."); got != "192.0.2.11" {
+	if got := answerA(t, s.addr, "www.a.test."); got != "192.0.2.11" {
 		t.Fatalf("a broken file replaced its zone: %s", got)
 	}
 }

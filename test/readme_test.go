@@ -82,7 +82,7 @@ func runExample(t *testing.T, corefile string) {
 	}
 	s := start(t, "coredns", cmd, port, wait...)
 	if len(wait) > 0 {
-		if got := rcodeA(t, s.addr, "www.example.org."); got != "192.0.2.1" {
+		if got := answerA(t, s.addr, "www.example.org."); got != "192.0.2.1" {
 			t.Fatalf("www.example.org: %s\nCorefile:\n%s", got, c)
 		}
 	}

@@ -6,12 +6,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/miekg/dns"
 )
 
 // TestStoreSurvivesCorefileReload: the reload plugin replaces the
@@ -33,36 +29,12 @@ func TestStoreSurvivesCorefileReload(t *testing.T) {
 	s := start(t, "coredns", cmd, port, "example.org")
 	published := metric(t, prom, `coredns_zonestore_publishes_total{zone="example.org."}`)
 
-	var stop atomic.Bool
-	var failures, answered atomic.Int64
-	var first sync.Once
-	var firstFailure string
-	var wg sync.WaitGroup
-	for range 4 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			c := &dns.Client{Timeout: time.Second}
-			for !stop.Load() {
-				m := new(dns.Msg)
-				m.SetQuestion("www.example.org.", dns.TypeA)
-				r, _, err := c.Exchange(m, s.addr)
-				if err != nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 {
-					failures.Add(1)
-					first.Do(func() { firstFailure = fmt.Sprint(err, r) })
-					continue
-				}
-				answered.Add(1)
-			}
-		}()
-	}
+	stop := querying(s.addr, "www.example.org.", 4)
 	os.WriteFile(path, []byte(corefile("    zonestore "+net+" example.net\n")), 0o644)
 	eventually(t, "the new configuration", func() bool { return answerA(t, s.addr, "www.example.net.") == "192.0.2.2" })
 	time.Sleep(500 * time.Millisecond) // the old instance's shutdown, under load
-	stop.Store(true)
-	wg.Wait()
-	if failures.Load() > 0 {
-		t.Errorf("%d of %d queries failed across the reload; the first: %s", failures.Load(), failures.Load()+answered.Load(), firstFailure)
+	if failed, all, first := stop(); failed > 0 {
+		t.Errorf("%d of %d queries failed across the reload; the first: %s", failed, all, first)
 	}
 	if got := metric(t, prom, `coredns_zonestore_publishes_total{zone="example.org."}`); got != published {
 		t.Errorf("example.org was published %v times, then %v: parsed again though its file did not change", published, got)

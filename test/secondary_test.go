@@ -84,13 +84,13 @@ func TestSecondaryFromKnot(t *testing.T) {
 	if got, want := section(axfr(t, s.addr, "example.test.")), section(axfr(t, knot.addr, "example.test.")); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("the transferred zone differs from Knot's:\nours %v\nKnot %v", got, want)
 	}
-	if got := rcodeA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
+	if got := answerA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
 		t.Fatalf("www: %s", got)
 	}
 
 	knot.update(t, secondaryZone(2, "www A 192.0.2.2", "mail MX 10 www", "new A 192.0.2.3"))
 	eventually(t, "the new version, by NOTIFY and IXFR", func() bool {
-		return rcodeA(t, s.addr, "www.example.test.") == "192.0.2.2" && rcodeA(t, s.addr, "new.example.test.") == "192.0.2.3"
+		return answerA(t, s.addr, "www.example.test.") == "192.0.2.2" && answerA(t, s.addr, "new.example.test.") == "192.0.2.3"
 	})
 	if n := metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="ixfr",zone="example.test."}`); n != 1 {
 		t.Errorf("IXFRs published: %v, want 1", n)
@@ -98,7 +98,7 @@ func TestSecondaryFromKnot(t *testing.T) {
 	if n := metric(t, prom, `coredns_zonestore_notifies_total{result="accepted",zone="example.test."}`); n < 1 {
 		t.Errorf("NOTIFY from Knot not counted")
 	}
-	if got := rcodeA(t, s.addr, "x.wild.example.test."); got != "NXDOMAIN" {
+	if got := answerA(t, s.addr, "x.wild.example.test."); got != "NXDOMAIN" {
 		t.Errorf("x.wild after the IXFR that removed the wildcard: %s, want NXDOMAIN", got)
 	}
 
@@ -118,10 +118,10 @@ func TestSecondaryFromKnot(t *testing.T) {
 	knot.cmd.Process.Kill()
 	knot.cmd.Wait()
 	s.notifyRefresh(t)
-	if got := rcodeA(t, s.addr, "www.example.test."); got != "192.0.2.2" {
+	if got := answerA(t, s.addr, "www.example.test."); got != "192.0.2.2" {
 		t.Fatalf("right after the primary went: %s", got)
 	}
-	eventually(t, "the zone to expire", func() bool { return rcodeA(t, s.addr, "www.example.test.") == "SERVFAIL" })
+	eventually(t, "the zone to expire", func() bool { return answerA(t, s.addr, "www.example.test.") == "SERVFAIL" })
 	if n := metric(t, prom, `coredns_zonestore_load_failures_total{zone="example.test."}`); n < 1 {
 		t.Errorf("failed refreshes not counted")
 	}
@@ -146,10 +146,10 @@ func TestSecondaryWithTSIG(t *testing.T) {
 		return fmt.Sprintf("example.test:%d {\n    bind 127.0.0.1\n    zonestore {\n        secondary example.test %s\n%s    }\n}\n", port, knot.addr, tsig)
 	}
 	s := startCorefile(t, block(with, "        tsig xfr. "+secret+" hmac-sha256\n")+block(without, ""), with, "example.test")
-	if got := rcodeA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
+	if got := answerA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
 		t.Fatalf("with the key: %s", got)
 	}
-	if got := rcodeA(t, fmt.Sprintf("127.0.0.1:%d", without), "www.example.test."); got != "SERVFAIL" {
+	if got := answerA(t, fmt.Sprintf("127.0.0.1:%d", without), "www.example.test."); got != "SERVFAIL" {
 		t.Fatalf("without the key: %s, want SERVFAIL", got)
 	}
 }

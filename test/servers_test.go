@@ -7,7 +7,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -212,4 +215,46 @@ func exchange(t testing.TB, addr string, m *dns.Msg, tcp bool) (*dns.Msg, error)
 		}
 	}
 	return r, err
+}
+
+// querying asks for name's A records from workers goroutines over UDP, one
+// query after another, until the returned stop is called. An answer is
+// wrong when the exchange fails, when it is not NOERROR with one record,
+// or when that record's address is none of addrs (any, if none given).
+// stop returns how many answers were wrong, of how many, and the first.
+func querying(addr, name string, workers int, addrs ...string) (stop func() (wrong, all int64, first string)) {
+	var done atomic.Bool
+	var wrongs, total atomic.Int64
+	var once sync.Once
+	var firstWrong string
+	fail := func(what string) {
+		wrongs.Add(1)
+		once.Do(func() { firstWrong = what })
+	}
+	var wg sync.WaitGroup
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := &dns.Client{Timeout: time.Second}
+			for !done.Load() {
+				total.Add(1)
+				q := new(dns.Msg)
+				q.SetQuestion(name, dns.TypeA)
+				r, _, err := c.Exchange(q, addr)
+				if err != nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) != 1 {
+					fail(fmt.Sprint(err, r))
+					continue
+				}
+				if a := r.Answer[0].(*dns.A).A.String(); len(addrs) > 0 && !slices.Contains(addrs, a) {
+					fail(a)
+				}
+			}
+		}()
+	}
+	return func() (int64, int64, string) {
+		done.Store(true)
+		wg.Wait()
+		return wrongs.Load(), total.Load(), firstWrong
+	}
 }
