@@ -28,19 +28,11 @@ func (h *Handler) addCatalog(cfg secondary.Config) {
 	origin, primaries, tsig := cfg.Origin, cfg.Primaries, cfg.TSIG
 	cfg.Store = zonestore.NewStore()
 	cfg.Logf = log.Warningf
-	cfg.Events = func(kind string, z *zonestore.Zone, err error) {
-		switch {
-		case err != nil:
-			transfers.WithLabelValues(origin, kind, "failed").Inc()
-			loadFailures.WithLabelValues(origin).Inc()
-			log.Errorf("Transfer (%s) of catalog zone %q failed, keeping its members: %v", kind, origin, err)
-		case z != nil:
-			transfers.WithLabelValues(origin, kind, "published").Inc()
-			h.applyCatalog(origin, z, primaries, tsig)
-		default:
-			transfers.WithLabelValues(origin, kind, "current").Inc()
-		}
-	}
+	cfg.Events = transferEvents(origin, func(kind string, err error) {
+		log.Errorf("Transfer (%s) of catalog zone %q failed, keeping its members: %v", kind, origin, err)
+	}, func(_ string, z *zonestore.Zone) {
+		h.applyCatalog(origin, z, primaries, tsig)
+	})
 	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{}), catalog: true})
 }
 

@@ -46,7 +46,7 @@ const (
 	bulkLoad           = 1000 // zones in one scan, past which it is a bulk load
 	bulkGCPercent      = 50   // GOGC during a bulk load: 25 gave 397 B/record and twice the load time, 100 gave 445
 	defaultDirRegexp   = `db\.(.*)`
-	defaultDirTemplate = "${1}"
+	defaultDirTemplate = "{1}"
 	maxDirRegexpLen    = 10000
 )
 
@@ -69,13 +69,9 @@ func newDirectory(dir, re, template string, within []string) (*directory, error)
 	return d, nil
 }
 
-// expandable turns auto's {1} into regexp's ${1}.
-func expandable(t string) string {
-	for i := 1; i < 10; i++ {
-		t = strings.ReplaceAll(t, "{"+string(rune('0'+i))+"}", "${"+string(rune('0'+i))+"}")
-	}
-	return strings.ReplaceAll(t, "$$", "$")
-}
+// expandable turns a template as auto reads it ({1}) into one for
+// regexp.Expand (${1}): as auto does, every { gets a $ before it.
+func expandable(t string) string { return strings.ReplaceAll(t, "{", "${") }
 
 // origin returns the zone a file name stands for, if it matches.
 func (d *directory) origin(name string) (string, bool) {
@@ -247,17 +243,5 @@ func (d *directory) serves(origin string) bool { return (*d.current.Load())[orig
 
 // watch rescans every interval until stop is closed.
 func (d *directory) watch(store *zonestore.Store, stop <-chan struct{}) {
-	if d.interval == 0 {
-		return
-	}
-	tick := time.NewTicker(d.interval)
-	defer tick.Stop()
-	for {
-		select {
-		case <-stop:
-			return
-		case <-tick.C:
-			d.scan(store)
-		}
-	}
+	every(d.interval, stop, func() { d.scan(store) })
 }

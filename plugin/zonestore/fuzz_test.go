@@ -19,7 +19,10 @@ type captureWriter struct {
 	out []byte
 }
 
-func (w *captureWriter) Write(b []byte) (int, error) { w.out = append(w.out[:0], b...); return len(b), nil }
+func (w *captureWriter) Write(b []byte) (int, error) {
+	w.out = append(w.out[:0], b...)
+	return len(b), nil
+}
 
 // FuzzQueryThroughTheChain: any packet that unpacks as a query goes
 // through fastpack, alias and zonestore in process, as the server runs

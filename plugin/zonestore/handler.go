@@ -30,7 +30,8 @@ type Handler struct {
 }
 
 // Ready implements the ready plugin's readiness: every zone file has been
-// loaded once (a missing one is retried), every directory scanned once.
+// loaded once (a missing one is retried), every directory scanned once,
+// every secondary zone transferred once.
 func (h *Handler) Ready() bool {
 	for _, s := range h.sources {
 		if h.store.Get(s.origin) == nil {

@@ -10,8 +10,9 @@ import (
 )
 
 // keepVersions is how many versions of each zone are held for IXFR out:
-// versions built by an edit (IXFR in) share their untouched data, but a
-// re-read file is a whole copy, so the count stays small.
+// versions built by an edit (IXFR in, a re-read file) share their
+// untouched data, but one built whole (a file mostly changed, a pre-signed
+// zone, an AXFR) is a whole copy, so the count stays small.
 const keepVersions = 4
 
 // history holds each zone's latest versions, oldest first.

@@ -79,19 +79,26 @@ func (s *source) load(store *zonestore.Store) error {
 
 // watch reloads the zone every interval until stop is closed.
 func (s *source) watch(store *zonestore.Store, stop <-chan struct{}) {
-	if s.interval == 0 {
+	every(s.interval, stop, func() {
+		if err := s.load(store); err != nil {
+			log.Errorf("Failed to reload zone %q from %q, still serving the previous version: %v", s.origin, s.file, err)
+		}
+	})
+}
+
+// every calls f every interval until stop is closed; never, if interval is 0.
+func every(interval time.Duration, stop <-chan struct{}, f func()) {
+	if interval == 0 {
 		return
 	}
-	tick := time.NewTicker(s.interval)
+	tick := time.NewTicker(interval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-stop:
 			return
 		case <-tick.C:
-			if err := s.load(store); err != nil {
-				log.Errorf("Failed to reload zone %q from %q, still serving the previous version: %v", s.origin, s.file, err)
-			}
+			f()
 		}
 	}
 }

@@ -82,21 +82,31 @@ func (s *secondaries) stopAll() {
 func (h *Handler) addSecondary(cfg secondary.Config) {
 	origin := cfg.Origin
 	cfg.Logf = log.Warningf
-	cfg.Events = func(kind string, z *zonestore.Zone, err error) {
+	cfg.Events = transferEvents(origin, func(kind string, err error) {
+		log.Errorf("Transfer (%s) of zone %q failed, %s: %v", kind, origin, keeping(h.store.Get(origin)), err)
+	}, func(kind string, z *zonestore.Zone) {
+		h.published(z)
+		log.Infof("Transferred zone %q (%s): serial %d, generation %d", origin, kind, z.Serial(), z.Generation())
+	})
+	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{})})
+}
+
+// transferEvents counts a zone's refreshes (transfers_total, and a failure
+// among load_failures_total), and hands a failure or a new version on.
+func transferEvents(origin string, failed func(kind string, err error), published func(kind string, z *zonestore.Zone)) func(string, *zonestore.Zone, error) {
+	return func(kind string, z *zonestore.Zone, err error) {
 		switch {
 		case err != nil:
 			transfers.WithLabelValues(origin, kind, "failed").Inc()
 			loadFailures.WithLabelValues(origin).Inc()
-			log.Errorf("Transfer (%s) of zone %q failed, %s: %v", kind, origin, keeping(h.store.Get(origin)), err)
+			failed(kind, err)
 		case z != nil:
 			transfers.WithLabelValues(origin, kind, "published").Inc()
-			h.published(z)
-			log.Infof("Transferred zone %q (%s): serial %d, generation %d", origin, kind, z.Serial(), z.Generation())
+			published(kind, z)
 		default:
 			transfers.WithLabelValues(origin, kind, "current").Inc()
 		}
 	}
-	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{})})
 }
 
 // notify answers a NOTIFY (RFC 1996) for a secondary zone: from one of its
