@@ -160,7 +160,7 @@ func (r *Resolver) Close() { r.pool.Close() }
 // cached answer is returned at once (ok). Otherwise the query joins the
 // lookup of k in flight, or starts one on the pool, and w hears of the
 // result on a worker of hop's queue: CoDel checks the query there again.
-func (r *Resolver) Resolve(k Key, hop codel.Hop, w Waiter) (res Result, ok bool) {
+func (r *Resolver) Resolve(k Key, hop codel.Hop, w Waiter) (Result, bool) {
 	f, started, res, ok := r.join(k, hop, waiting{hop, w})
 	if ok {
 		return res, true

@@ -2,7 +2,6 @@ package alias
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -212,5 +211,3 @@ func synthesize(rr dns.RR, owner string, ttl uint32) dns.RR {
 	}
 	return nil
 }
-
-func isTimeout(err error) bool { return errors.Is(err, alias.ErrTimeout) }

@@ -1,6 +1,7 @@
 package alias
 
 import (
+	"errors"
 	"sync"
 	"time"
 
@@ -26,7 +27,7 @@ func observe(a *Alias) func(time.Duration, error) {
 		result := "ok"
 		switch {
 		case err == nil:
-		case isTimeout(err):
+		case errors.Is(err, alias.ErrTimeout):
 			result = "timeout"
 		default:
 			result = "error"
