@@ -22,6 +22,7 @@
 # Bounded: ROUNDS x 4 runs of SECONDS_PER_RUN; every server is killed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${ROUNDS:-5}
 SECS=${SECONDS_PER_RUN:-10}
 RATE=${RATE:-10000}
@@ -59,17 +60,13 @@ start() { # name
 	GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile.$1" -quiet > "$out/$1.log" 2>&1 &
 	pid=$!
 	pids+=($pid)
-	for _ in $(seq 100); do
-		dig +short +time=1 +tries=1 @127.0.0.1 -p $port example.org SOA >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
+	answering $port example.org && return 0
 	echo "$1 did not start"; cat "$out/$1.log"; exit 1
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 load() { # queries rate -> one JSON line
 	taskset -c 1 "$out/loadgen" -server 127.0.0.1:$port -queries "$1" -rate "$2" -duration "${SECS}s" -warmup 1s -json
 }
-field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
 
 plain_rate=$(echo "$RATE * 0.95" | bc)
 alias_rate=$(echo "$RATE * 0.05" | bc)

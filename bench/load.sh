@@ -15,6 +15,7 @@
 # is killed on exit. Traffic goes to 127.0.0.1 only.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${ROUNDS:-3}
 SECS=${SECONDS_PER_RUN:-10}
 HOSTS=${HOSTS:-50000}
@@ -75,10 +76,7 @@ EOC
 	esac
 	pid=$!
 	pids+=("$pid")
-	for _ in $(seq 100); do
-		dig +short +time=1 +tries=1 @127.0.0.1 -p "$port" bench.example SOA >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
+	answering "$port" bench.example && return 0
 	echo "$name did not start:"; cat "$dir/log"; exit 1
 }
 

@@ -16,6 +16,7 @@
 # bench/overload.png.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 SECS=${SECONDS_PER_RUN:-10}
 LOADS=${LOADS:-"0.8 1.5 3"}
 SERVERS=${SERVERS:-"codel codel-fifo no-codel"}
@@ -49,10 +50,7 @@ start() { # name
 	printf ".:$port {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$mport\n    $extra\n    fastpack\n    zonestore $PWD/bench/out/db.bench bench.example\n    zonestore $PWD/$out/db.slow.example slow.example\n    dnssec slow.example {\n        key file $key\n    }\n}\n" > "$out/Corefile.$1"
 	GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile.$1" -quiet > "$out/$1.log" 2>&1 &
 	pid=$!
-	for _ in $(seq 100); do
-		dig +short +time=1 +tries=1 @127.0.0.1 -p $port bench.example SOA >/dev/null 2>&1 && return 0
-		sleep 0.1
-	done
+	answering $port bench.example && return 0
 	echo "$1 did not start"; cat "$out/$1.log"; exit 1
 }
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
@@ -61,7 +59,6 @@ load() { # queries rate [loadgen flags] -> one JSON line
 	shift 2
 	taskset -c 1 "$out/loadgen" -server 127.0.0.1:$port -queries "$q" -rate "$rate" -duration "${SECS}s" -json "$@"
 }
-field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
 
 # Capacity: what the server without codel answers with 200 queries always
 # outstanding (closed loop, as dnsperf measures), for the mix and for each

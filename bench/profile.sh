@@ -11,6 +11,7 @@
 # Bounded: one 9 s run per server; servers are killed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 out=bench/out/profile
 mkdir -p "$out"
 for tool in dnsperf taskset curl; do command -v $tool >/dev/null || { echo "need $tool"; exit 1; }; done
@@ -28,7 +29,7 @@ for s in file full; do
 	printf ".:$port {\n    bind 127.0.0.1\n    pprof 127.0.0.1:$((port + 1))\n    $plugins $PWD/bench/out/db.bench bench.example\n}\n" > "$out/Corefile.$s"
 	GOMAXPROCS=1 taskset -c 0 $bin -conf "$out/Corefile.$s" -quiet > "$out/$s.log" 2>&1 &
 	pid=$!
-	for _ in $(seq 100); do dig +short +time=1 +tries=1 @127.0.0.1 -p $port bench.example SOA >/dev/null 2>&1 && break; sleep 0.1; done
+	answering $port bench.example || true
 	taskset -c 1 dnsperf -s 127.0.0.1 -p $port -d bench/out/queries.txt -l 9 -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 &
 	load=$!
 	sleep 2

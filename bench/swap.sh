@@ -16,6 +16,7 @@
 # killed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 HOSTS=${HOSTS:-170000}
 SWAPS=${SWAPS:-100}
 EVERY=${SWAP_EVERY:-5}
@@ -45,12 +46,8 @@ version 1
 printf ".:$port {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$mport\n    codel\n    fastpack\n    zonestore $PWD/$out/db.bench bench.example {\n        reload 1s\n    }\n}\n" > "$out/Corefile"
 GOMAXPROCS=$(echo "$CPUS" | tr ',' '\n' | wc -l) taskset -c "$CPUS" ./coredns -conf "$out/Corefile" -quiet > "$out/coredns.log" 2>&1 &
 pid=$!
-for _ in $(seq 300); do
-	dig +short +time=1 +tries=1 @127.0.0.1 -p $port bench.example SOA >/dev/null 2>&1 && break
-	sleep 0.2
-done
+answering $port bench.example 600 || { echo "the server did not start"; cat "$out/coredns.log"; exit 1; }
 load() { taskset -c "$LOADGEN_CPU" "$out/loadgen" -server 127.0.0.1:$port -queries "$out/queries.txt" -rate "$RATE" -duration "$1" -max 1000000000 -warmup 1s -json; }
-field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
 wrong() { echo "$(echo "$1" | field servfail) + $(echo "$1" | field refused) + $(echo "$1" | field nxdomain) + $(echo "$1" | field nodata)" | bc; }
 
 echo "rss_kib_before $(rss $pid)"

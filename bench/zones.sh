@@ -17,6 +17,7 @@
 # SECONDS_PER_RUN; each is killed when measured.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ZONES=${ZONES:-100000}
 SECS=${SECONDS_PER_RUN:-10}
 LOAD_TIMEOUT=${LOAD_TIMEOUT:-1200}
@@ -50,7 +51,6 @@ wait_loaded() { # start-time -> seconds
 	done
 	echo "did not load in ${LOAD_TIMEOUT}s" >&2; exit 1
 }
-field() { sed -n "s/.*\"$1\":\([0-9.e+-]*\).*/\1/p"; }
 measure() { # name
 	local t rss_kib q
 	t=$(wait_loaded "$start")
