@@ -1,15 +1,31 @@
 #!/usr/bin/env bash
-# Loopback load test: ontime's zonestore against stock CoreDNS's file plugin
-# (built from the same module versions), zonestore behind fastpack (the
-# wire encoder), the full chain (prometheus, codel, fastpack, zonestore),
-# stock CoreDNS with whoami (a plugin
-# that looks nothing up: the ceiling for any plugin on CoreDNS's own server)
-# and Knot DNS, on the same generated zone and query mix, in one run, rounds
-# interleaved. Each server is pinned to CPU 0 (GOMAXPROCS=1 for the Go
-# servers), dnsperf to CPU 1.
+# The peer table (make bench): ontime's full chain (prometheus, codel,
+# fastpack, zonestore) against stock CoreDNS's file plugin (built from the
+# same module versions), Knot DNS and NSD (Debian's packages), on the same
+# generated zone and query mix, in one run, rounds interleaved. Beside them:
+# zonestore alone, stock CoreDNS with whoami (a plugin that looks nothing
+# up: the ceiling for any plugin on CoreDNS's own server) and floor (a bare
+# Go loop that echoes each query back as its answer, recvmmsg/sendmmsg: the
+# ceiling for any Go server on these sockets).
+#
+# Each server runs on CPU 0 (GOMAXPROCS=1, one worker thread for Knot and
+# NSD) and dnsperf on CPU 1: queries per second at saturation. Then
+# bench/loadgen offers every server the same fixed rate (LAT_RATE, below
+# all of their capacities) for the latency percentiles, so that they are
+# compared on the same load rather than on how deep dnsperf fills each one's
+# queue. With CORES=2, both CPUs go to the server (GOMAXPROCS=2, two
+# workers for Knot and NSD) and the load tools are not pinned.
 #
 #   bash bench/load.sh            # 3 rounds of 10 s per server
 #   ROUNDS=1 SECONDS_PER_RUN=5 bash bench/load.sh
+#   SERVERS="full knot" CORES=2 bash bench/load.sh
+#   BASE=HEAD~1 SERVERS="base full" bash bench/load.sh   # a change, before and after
+#
+# BASE names a commit: "base" is then the full chain built from it, so that
+# a change is measured against what came before it in the same run.
+#
+# Prints the table and writes it to bench/out/results.tsv (every run) and
+# bench/out/table.txt; with gnuplot, the plot bench/out/load.png.
 #
 # Bounded: every run stops after SECONDS_PER_RUN, and every server it starts
 # is killed on exit. Traffic goes to 127.0.0.1 only.
@@ -19,13 +35,29 @@ cd "$(dirname "$0")/.."
 ROUNDS=${ROUNDS:-3}
 SECS=${SECONDS_PER_RUN:-10}
 HOSTS=${HOSTS:-50000}
-SERVERS=${SERVERS:-"zonestore fastpack full whoami file knot"}
+SERVERS=${SERVERS:-"full zonestore file whoami knot nsd floor"}
+CORES=${CORES:-1}
+LAT_RATE=${LAT_RATE:-20000}
+LAT_SECS=${LAT_SECS:-3}
+case $CORES in
+1) srv_cpus=0 load_pin="taskset -c 1" ;;
+2) srv_cpus=0,1 load_pin= ;;
+*) echo "CORES is 1 or 2"; exit 1 ;;
+esac
 out=bench/out
 mkdir -p "$out"
 
 for tool in dnsperf taskset; do command -v $tool >/dev/null || { echo "need $tool (make bench installs dnsperf)"; exit 1; }; done
 go build -o coredns ./cmd/coredns
 go build -o "$out/coredns-stock" github.com/coredns/coredns
+if [ -n "${BASE:-}" ]; then
+	rm -rf "$out/base-src"
+	git worktree add -f --detach "$out/base-src" "$BASE" >/dev/null
+	(cd "$out/base-src" && go build -o ../coredns-base ./cmd/coredns)
+	git worktree remove -f "$out/base-src"
+fi
+go build -o "$out/bin/floor" ./bench/floor
+go build -o "$out/bin/loadgen" ./bench/loadgen
 go run ./bench/genzone -hosts "$HOSTS" -zone "$out/db.bench" -queries "$out/queries.txt"
 
 pids=()
@@ -37,26 +69,30 @@ start_server() { # name -> starts it on $port, sets $pid
 	local name=$1 dir="$out/$1"
 	mkdir -p "$dir"
 	case $name in
-	zonestore|fastpack|full|file|whoami)
+	zonestore|fastpack|full|base|file|whoami)
 		local bin=./coredns plugins=$name
 		case $name in
 		file|whoami) bin="$out/coredns-stock" ;;
 		fastpack) plugins="fastpack\n    zonestore" ;;
-		full) plugins="prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore" ;;
+		full|base) plugins="prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore" ;;
 		esac
+		[ "$name" = base ] && bin="$out/coredns-base"
 		if [ "$name" = whoami ]; then # the ceiling: answers without looking anything up
 			printf '.:%d {\n    bind 127.0.0.1\n    whoami\n}\n' "$port" > "$dir/Corefile"
 		else
 			printf ".:%d {\n    bind 127.0.0.1\n    $plugins %s %s\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
 		fi
-		GOMAXPROCS=1 taskset -c 0 "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
+		GOMAXPROCS=$CORES taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
+		;;
+	floor)
+		GOMAXPROCS=1 taskset -c ${srv_cpus%%,*} "$out/bin/floor" -addr "127.0.0.1:$port" -batch 32 > "$dir/log" 2>&1 &
 		;;
 	knot)
 		cat > "$dir/knot.conf" <<EOC
 server:
     listen: 127.0.0.1@$port
     rundir: $PWD/$dir
-    udp-workers: 1
+    udp-workers: $CORES
     tcp-workers: 1
     background-workers: 1
 $( [ "$(id -u)" = 0 ] && echo "    user: root:root" )
@@ -71,11 +107,38 @@ zone:
     zonefile-sync: -1
     journal-content: none
 EOC
-		taskset -c 0 knotd -c "$dir/knot.conf" > "$dir/log" 2>&1 &
+		taskset -c $srv_cpus knotd -c "$dir/knot.conf" > "$dir/log" 2>&1 &
+		;;
+	nsd)
+		cat > "$dir/nsd.conf" <<EOC
+server:
+    ip-address: 127.0.0.1
+    port: $port
+    server-count: $CORES
+    username: ""
+    chroot: ""
+    zonesdir: "$PWD/$dir"
+    database: ""
+    zonelistfile: "$PWD/$dir/zone.list"
+    pidfile: "$PWD/$dir/nsd.pid"
+    xfrdfile: "$PWD/$dir/xfrd.state"
+    xfrdir: "$PWD/$dir"
+    logfile: "$PWD/$dir/log"
+    verbosity: 0
+    rrl-ratelimit: 0 # Debian builds NSD with response rate limiting on (200/s a /24): off, as for the others
+remote-control:
+    control-enable: no
+zone:
+    name: bench.example
+    zonefile: "$PWD/$out/db.bench"
+EOC
+		# -d: stay in the foreground, so that $! is the server to kill.
+		taskset -c $srv_cpus nsd -d -c "$dir/nsd.conf" > "$dir/log" 2>&1 &
 		;;
 	esac
 	pid=$!
 	pids+=("$pid")
+	if [ "$name" = floor ]; then sleep 0.3; return 0; fi # it answers anything, with no records
 	answering "$port" bench.example && return 0
 	echo "$name did not start:"; cat "$dir/log"; exit 1
 }
@@ -85,22 +148,46 @@ results="$out/results.tsv"
 for round in $(seq "$ROUNDS"); do
 	for s in $SERVERS; do
 		start_server "$s"
-		taskset -c 1 dnsperf -s 127.0.0.1 -p "$port" -d "$out/queries.txt" -l "$SECS" -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 || true
+		$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$out/queries.txt" -l "$SECS" -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 || true
 		qps=$(awk '/Queries per second/ {print $4}' "$out/$s.dnsperf")
-		lat=$(awk '/Average Latency/ {print $4}' "$out/$s.dnsperf")
 		lost=$(awk '/Queries lost/ {print $3}' "$out/$s.dnsperf")
-		printf '%s\t%s\t%s\t%s\t%s\n' "$round" "$s" "${qps:-0}" "${lat:-0}" "${lost:-?}" >> "$results"
+		$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$out/queries.txt" -rate "$LAT_RATE" \
+			-duration "${LAT_SECS}s" -warmup 500ms -json > "$out/$s.loadgen" 2>/dev/null || true
+		p50=$(field p50_ms < "$out/$s.loadgen") p99=$(field p99_ms < "$out/$s.loadgen") p999=$(field p999_ms < "$out/$s.loadgen")
+		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$s" "${qps:-0}" "${p50:-0}" "${p99:-0}" "${p999:-0}" "${lost:-?}" >> "$results"
 		kill "$pid"; wait "$pid" 2>/dev/null || true
 	done
 done
 
-echo
-echo "$HOSTS-host zone, ${SECS}s per run, $ROUNDS rounds interleaved; server on CPU 0, dnsperf on CPU 1"
+{
+echo "$HOSTS-host zone, ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server$([ "$CORES" = 1 ] && echo ', dnsperf on the other')"
+echo "latency: bench/loadgen offering $LAT_RATE queries/s for ${LAT_SECS}s to each"
 awk -F'\t' '
-	{ q[$2] += $3; l[$2] += $4; n[$2]++; if (!($2 in order)) { order[$2] = ++k; names[k] = $2 } }
+	{ q[$2] += $3; a[$2] += $4; b[$2] += $5; c[$2] += $6; n[$2]++; if (!($2 in order)) { order[$2] = ++k; names[k] = $2 } }
 	END {
-		base = ("file" in q) ? q["file"] / n["file"] : 0
-		printf "%-10s %12s %14s %10s\n", "server", "queries/s", "avg latency", "x file"
+		knot = ("knot" in q) ? q["knot"] / n["knot"] : 0
+		printf "%-10s %10s %8s %9s %9s %9s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms"
 		for (i = 1; i <= k; i++) { s = names[i]; m = q[s] / n[s]
-			printf "%-10s %12.0f %11.0f us %10.2f\n", s, m, l[s] / n[s] * 1e6, base ? m / base : 0 }
+			printf "%-10s %10.0f %8.2f %9.3f %9.3f %9.3f\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s] }
 	}' "$results"
+} | tee "$out/table.txt"
+
+if command -v gnuplot >/dev/null; then
+	awk -F'\t' '{ q[$2] += $3; p[$2] += $5; n[$2]++; if (!($2 in o)) { o[$2] = ++k; nm[k] = $2 } }
+		END { for (i = 1; i <= k; i++) printf "%s\t%.0f\t%.3f\n", nm[i], q[nm[i]] / n[nm[i]], p[nm[i]] / n[nm[i]] }' "$results" > "$out/plot.tsv"
+	gnuplot <<EOG
+set terminal png size 1000,420
+set output '$out/load.png'
+set datafile separator "\t"
+set multiplot layout 1,2 title "$HOSTS-host zone, $CORES core(s) for the server, one run (bench/load.sh)"
+set style fill solid 0.6
+set boxwidth 0.6
+set xtics rotate by -30
+set ylabel "queries per second (dnsperf, saturating)"
+set yrange [0:*]
+plot '$out/plot.tsv' using 0:2:xtic(1) with boxes notitle
+set ylabel "p99 latency at $LAT_RATE queries/s (ms)"
+plot '$out/plot.tsv' using 0:3:xtic(1) with boxes notitle
+EOG
+	echo "plot: $out/load.png"
+fi

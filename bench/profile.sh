@@ -23,7 +23,7 @@ port=15393
 pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null || true' EXIT
 printf '%-6s %10s %10s %10s\n' server 'queries/s' newstack morestack
-for s in file full; do
+for s in ${SERVERS:-file full}; do
 	bin=./coredns plugins="prometheus 127.0.0.1:$((port + 2))\n    codel\n    fastpack\n    zonestore"
 	[ $s = file ] && bin=bench/out/coredns-stock plugins=file
 	printf ".:$port {\n    bind 127.0.0.1\n    pprof 127.0.0.1:$((port + 1))\n    $plugins $PWD/bench/out/db.bench bench.example\n}\n" > "$out/Corefile.$s"
@@ -40,7 +40,7 @@ for s in file full; do
 	share() { awk -v f="$1" '$6 == f {print $5; found=1} END {if (!found) print "0%"}' "$out/$s.top"; }
 	printf '%-6s %10.0f %10s %10s\n' $s "$(awk '/Queries per second/ {print $4}' "$out/$s.dnsperf")" "$(share runtime.newstack)" "$(share runtime.morestack)"
 done
-for s in file full; do
+for s in ${SERVERS:-file full}; do
 	echo; echo "$s: top 12 by flat CPU"
 	sed -n '6,18p' "$out/$s.top"
 done

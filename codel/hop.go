@@ -94,15 +94,23 @@ type resumeStep struct{ c Continuation }
 func (r resumeStep) Run()          { r.c.Resume() }
 func (r resumeStep) Drop(x Reason) { r.c.Drop(x) }
 
-type hopKey struct{}
+// HopKey is the context key a Hop is kept under. A context of the
+// caller's own, made once per query to carry several values, may answer it
+// with a *Hop from its Value method: FromContext takes either.
+type HopKey struct{}
 
 // NewContext returns ctx carrying h, for the plugins below codel.
 func NewContext(ctx context.Context, h Hop) context.Context {
-	return context.WithValue(ctx, hopKey{}, h)
+	return context.WithValue(ctx, HopKey{}, h)
 }
 
 // FromContext returns the hop ctx carries, if any.
 func FromContext(ctx context.Context) (Hop, bool) {
-	h, ok := ctx.Value(hopKey{}).(Hop)
-	return h, ok
+	switch h := ctx.Value(HopKey{}).(type) {
+	case Hop:
+		return h, true
+	case *Hop:
+		return *h, h != nil
+	}
+	return Hop{}, false
 }

@@ -60,7 +60,10 @@ type Config struct {
 	// Feed, if set, is called by each worker before it takes its next
 	// query, outside the lock: a way for the caller to queue, without
 	// waiting, what has arrived meanwhile (packets on a socket).
-	Feed  func()
+	Feed func()
+	// Local, if set, makes each worker's own state (see Local), handed
+	// to the LocalTasks it runs.
+	Local func() Local
 	Clock func() int64 // monotonic nanoseconds (default Now)
 }
 

@@ -6,10 +6,25 @@ import (
 	"time"
 )
 
+// Local is a worker's own state, handed to the tasks it runs that want it
+// (LocalTask): work they leave to be done together, such as answers sent
+// in one system call. The worker flushes it when it finds the queue empty,
+// before it waits, and before it exits: nothing is held back while the
+// worker has nothing else to do.
+type Local interface{ Flush() }
+
+// LocalTask is a Task that uses the state of the worker that runs it.
+// Only that worker touches the state, and only while RunLocal runs.
+type LocalTask interface {
+	Task
+	RunLocal(Local)
+}
+
 // worker is a long-lived goroutine serving the queue. It keeps its grown
 // stack from one query to the next, which a goroutine per query cannot.
 type worker struct {
 	q       *Queue
+	local   Local // nil unless Config.Local is set
 	wake    chan struct{}
 	extra   bool         // added for a blocked one: retires when idle for long
 	inTask  atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
@@ -20,6 +35,9 @@ type worker struct {
 // startWorker is called with q.mu held.
 func (q *Queue) startWorker(extra bool) {
 	w := &worker{q: q, wake: make(chan struct{}, 1), extra: extra}
+	if q.cfg.Local != nil {
+		w.local = q.cfg.Local()
+	}
 	q.workers = append(q.workers, w)
 	q.wg.Add(1)
 	go w.loop()
@@ -35,6 +53,9 @@ func (w *worker) loop() {
 		e, sojourn, ok := w.take()
 		w.tellDropped()
 		if !ok {
+			if w.local != nil {
+				w.local.Flush()
+			}
 			return
 		}
 		w.stats.observe(sojourn)
@@ -51,6 +72,10 @@ func (w *worker) run(t Task) {
 			w.stats.panics.Add(1)
 		}
 	}()
+	if lt, ok := t.(LocalTask); ok && w.local != nil {
+		lt.RunLocal(w.local)
+		return
+	}
 	t.Run()
 }
 
@@ -66,12 +91,25 @@ func (w *worker) take() (entry, int64, bool) {
 		q.mu.Unlock()
 		return entry{}, 0, false
 	}
+	flushed := w.local == nil
 	for {
 		if e, sojourn, ok := q.next(q.cfg.Clock(), &w.dropped); ok {
 			q.progress++
 			q.stalled = false
 			q.mu.Unlock()
 			return e, sojourn, true
+		}
+		if !flushed {
+			// Nothing to do: what the worker held back goes now, and
+			// what arrived meanwhile is looked for once more.
+			flushed = true
+			q.mu.Unlock()
+			w.local.Flush()
+			if feed := q.cfg.Feed; feed != nil {
+				feed()
+			}
+			q.mu.Lock()
+			continue
 		}
 		if q.closed {
 			q.exit(w)

@@ -116,9 +116,9 @@ func (c *Codel) socketReads() uint64 {
 // query waits behind another's, the chain runs in place; a plugin that
 // suspends work (Hop.Suspend) still has it checked against the deadline.
 func (c *Codel) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	if arrival, ok := ctx.Value(admitted{}).(int64); ok {
+	if hop, ok := codel.FromContext(ctx); ok && hop.Queue == c.q {
 		// Read off the socket by this plugin and taken by a worker: go on.
-		return plugin.NextOrFailure(pluginName, c.Next, codel.NewContext(ctx, codel.Hop{Queue: c.q, Arrival: arrival}), w, r)
+		return plugin.NextOrFailure(pluginName, c.Next, ctx, w, r)
 	}
 	arrival := c.now()
 	if _, udp := w.RemoteAddr().(*net.UDPAddr); !udp {

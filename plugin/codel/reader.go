@@ -38,12 +38,15 @@ type reader struct {
 	// go out from the address its query came to (IP_PKTINFO, which
 	// miekg/dns turns on for the socket).
 	wildcard bool
+	inet6    bool // an IPv6 socket: answers to IPv4 clients go to mapped addresses
+	runIn    inbox
+	feedIn   inbox
 	feeding  atomic.Bool
 	reads    atomic.Uint64 // packets read here, counted per batch
 	done     chan struct{}
 }
 
-const batch = 32 // packets read at most per feed
+const batch = 32 // packets read at most per system call, and answers sent
 
 // packetSize is the largest query read here. Queries are small; 4096
 // octets leave room for EDNS options and a TSIG record. A longer datagram
@@ -70,7 +73,8 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 		var feedRaw syscall.RawConn
 		if feedRaw, err = feedCon.SyscallConn(); err == nil {
 			r := &reader{c: c, server: s, conn: conn, raw: raw, feedCon: feedCon, feedRaw: feedRaw,
-				local: conn.LocalAddr(), wildcard: addr.Addr().IsUnspecified(), done: make(chan struct{})}
+				local: conn.LocalAddr(), wildcard: addr.Addr().IsUnspecified(), inet6: addr.Addr().Is6(),
+				done: make(chan struct{})}
 			go r.run()
 			return r, nil
 		}
@@ -85,7 +89,7 @@ func (r *reader) run() {
 	defer close(r.done)
 	for {
 		err := r.raw.Read(func(fd uintptr) bool {
-			return r.drain(fd) > 0 // none: wait for the socket to be readable
+			return r.drain(fd, &r.runIn) > 0 // none: wait for the socket to be readable
 		})
 		if err != nil {
 			return // closed
@@ -101,47 +105,36 @@ func (r *reader) feed() {
 		return
 	}
 	r.feedRaw.Read(func(fd uintptr) bool {
-		r.drain(fd)
+		r.drain(fd, &r.feedIn)
 		return true
 	})
 	r.feeding.Store(false)
 }
 
-// drain reads up to a batch of packets from fd and submits each with its
-// arrival time. It returns how many it read.
-func (r *reader) drain(fd uintptr) int {
-	n := 0
-	var oob [128]byte
-	for ; n < batch; n++ {
-		bp := packets.Get().(*[]byte)
-		var (
-			size, oobn int
-			from       syscall.Sockaddr
-			err        error
-		)
-		if r.wildcard {
-			size, oobn, _, from, err = syscall.Recvmsg(int(fd), *bp, oob[:], syscall.MSG_DONTWAIT)
-		} else {
-			size, from, err = syscall.Recvfrom(int(fd), *bp, syscall.MSG_DONTWAIT)
-		}
-		if err != nil {
-			packets.Put(bp)
-			break
-		}
-		arrival := r.c.now()
+// drain takes up to a batch of packets off fd into in and submits each
+// with its arrival time. It returns how many it read.
+func (r *reader) drain(fd uintptr, in *inbox) int {
+	n, err := in.read(fd, r.wildcard)
+	if err != nil || n == 0 {
+		return 0
+	}
+	arrival := r.c.now()
+	for i := range n {
+		buf, size, from, oob := in.take(i)
 		if size < 12 {
-			packets.Put(bp)
+			packets.Put(buf)
 			continue
 		}
-		p := &packet{r: r, buf: bp, n: size, from: sockaddr(from), arrival: arrival}
+		p := &packet{buf: buf, n: size}
+		p.ctx = packetContext{Context: context.Background(), server: r.server, hop: codel.Hop{Queue: r.c.q, Arrival: arrival}}
+		p.w = udpWriter{r: r, to: from}
+		p.w.remote()
 		if r.wildcard {
-			p.dst = destination(oob[:oobn])
+			p.w.src = destination(oob)
 		}
 		r.c.q.Submit(p, arrival)
 	}
-	if n > 0 {
-		r.reads.Add(uint64(n))
-	}
+	r.reads.Add(uint64(n))
 	return n
 }
 
@@ -168,45 +161,66 @@ func sourceOOB(src net.IP) []byte {
 	return (&ipv4.ControlMessage{Src: src}).Marshal()
 }
 
-func sockaddr(sa syscall.Sockaddr) netip.AddrPort {
-	switch a := sa.(type) {
-	case *syscall.SockaddrInet4:
-		return netip.AddrPortFrom(netip.AddrFrom4(a.Addr), uint16(a.Port))
-	case *syscall.SockaddrInet6:
-		return netip.AddrPortFrom(netip.AddrFrom16(a.Addr), uint16(a.Port))
-	}
-	return netip.AddrPort{}
-}
-
 func (r *reader) close() {
 	r.conn.Close()
 	r.feedCon.Close()
 	<-r.done
 }
 
-// admitted marks a query that codel has already queued and a worker is
-// serving: codel's ServeDNS, met again in the server's chain, runs it in
-// place.
-type admitted struct{}
+// packetContext is the context a query read here runs under. It carries
+// what CoreDNS's server gives every query (the server, the loop count) and
+// the codel hop, which also marks the query as queued already: codel's
+// ServeDNS, met again in the server's chain, runs it in place. One value
+// made with the packet, where context.WithValue would be four allocations.
+type packetContext struct {
+	context.Context // Background
+	server          *dnsserver.Server
+	hop             codel.Hop
+}
+
+func (c *packetContext) Value(key any) any {
+	switch key.(type) {
+	case dnsserver.Key:
+		return c.server
+	case dnsserver.LoopKey:
+		return 0
+	case codel.HopKey:
+		return &c.hop
+	}
+	return nil
+}
 
 // packet is a query read here, waiting in the queue as raw bytes.
 type packet struct {
-	r       *reader
-	buf     *[]byte
-	n       int
-	from    netip.AddrPort
-	dst     net.IP // where it was sent, on a wildcard socket
-	arrival int64
+	buf *[]byte
+	n   int
+	ctx packetContext
+	w   udpWriter
 }
 
-// Run does what miekg/dns's server does with a packet (refuse what is not
-// a query, FORMERR for what does not unpack), then hands the message to
-// CoreDNS's server, whose ServeDNS runs the whole chain: this plugin
-// included, which sees the mark and goes on in place.
+// RunLocal runs the query on a worker whose answers wait in out until it
+// flushes them; an answer written after the query leaves the worker (alias
+// answers later) goes out at once.
+func (p *packet) RunLocal(l codel.Local) {
+	out := l.(*outbox)
+	p.w.out = out
+	p.Run()
+	out.mu.Lock()
+	p.w.done = true
+	out.mu.Unlock()
+}
+
+// Run serves the query and gives its buffer back.
 func (p *packet) Run() {
 	defer packets.Put(p.buf)
-	m := (*p.buf)[:p.n]
-	w := &udpWriter{conn: p.r.conn, to: p.from, src: p.dst, local: p.r.local}
+	serve(&p.ctx, (*p.buf)[:p.n], &p.w)
+}
+
+// serve does what miekg/dns's server does with a packet m (refuse what is
+// not a query, FORMERR for what does not unpack), then hands the message
+// to CoreDNS's server, whose ServeDNS runs the whole chain under ctx: this
+// plugin included, which sees the hop and goes on in place.
+func serve(ctx *packetContext, m []byte, w dns.ResponseWriter) {
 	h := dns.Header{Id: binary.BigEndian.Uint16(m), Bits: binary.BigEndian.Uint16(m[2:]),
 		Qdcount: binary.BigEndian.Uint16(m[4:]), Ancount: binary.BigEndian.Uint16(m[6:]),
 		Nscount: binary.BigEndian.Uint16(m[8:]), Arcount: binary.BigEndian.Uint16(m[10:])}
@@ -233,35 +247,53 @@ func (p *packet) Run() {
 		w.WriteMsg(req)
 		return
 	}
-	ctx := context.WithValue(context.Background(), dnsserver.Key{}, p.r.server)
-	ctx = context.WithValue(ctx, dnsserver.LoopKey{}, 0)
-	ctx = context.WithValue(ctx, admitted{}, p.arrival)
-	p.r.server.ServeDNS(ctx, w, req)
+	ctx.server.ServeDNS(ctx, w, req)
 }
 
 // Drop answers as the drop mode says; silent by default.
 func (p *packet) Drop(codel.Reason) {
 	defer packets.Put(p.buf)
-	if p.r.c.drop == dropSilent {
+	if p.w.r.c.drop == dropSilent {
 		return
 	}
 	req := new(dns.Msg)
 	if req.Unpack((*p.buf)[:p.n]) != nil || len(req.Question) != 1 || req.Response {
 		return
 	}
-	(&query{c: p.r.c, w: &udpWriter{conn: p.r.conn, to: p.from, src: p.dst, local: p.r.local}, r: req}).reply(p.r.c.drop)
+	(&query{c: p.w.r.c, w: &p.w, r: req}).reply(p.w.r.c.drop)
 }
 
-// udpWriter answers a packet read here, from the server's own socket.
+// udpWriter answers a packet read here, from the server's own socket:
+// through its worker's outbox while the worker runs the query, directly
+// otherwise.
 type udpWriter struct {
-	conn  *net.UDPConn
+	r     *reader
 	to    netip.AddrPort
-	src   net.IP // the address to answer from, on a wildcard socket
-	local net.Addr
+	src   net.IP  // the address to answer from, on a wildcard socket
+	out   *outbox // the worker's, while it runs the query
+	done  bool    // the worker is done with the query (guarded by out.mu)
+	raddr net.UDPAddr
+	rip   [16]byte // raddr.IP's octets
 }
 
-func (w *udpWriter) LocalAddr() net.Addr  { return w.local }
-func (w *udpWriter) RemoteAddr() net.Addr { return net.UDPAddrFromAddrPort(w.to) }
+// remote sets what RemoteAddr returns: plugins ask for it several times
+// a query (metrics asks twice), and each net.UDPAddr made would be two
+// allocations.
+func (w *udpWriter) remote() {
+	ip := w.to.Addr()
+	if ip.Is4() {
+		a := ip.As4()
+		w.raddr.IP = append(w.rip[:0], a[:]...)
+	} else {
+		a := ip.As16()
+		w.raddr.IP = append(w.rip[:0], a[:]...)
+		w.raddr.Zone = ip.Zone()
+	}
+	w.raddr.Port = int(w.to.Port())
+}
+
+func (w *udpWriter) LocalAddr() net.Addr  { return w.r.local }
+func (w *udpWriter) RemoteAddr() net.Addr { return &w.raddr }
 func (w *udpWriter) WriteMsg(m *dns.Msg) error {
 	b, err := m.Pack()
 	if err != nil {
@@ -271,11 +303,20 @@ func (w *udpWriter) WriteMsg(m *dns.Msg) error {
 	return err
 }
 func (w *udpWriter) Write(b []byte) (int, error) {
+	if o := w.out; o != nil {
+		o.mu.Lock()
+		if !w.done {
+			o.add(w.r, b, w.to, w.src)
+			o.mu.Unlock()
+			return len(b), nil
+		}
+		o.mu.Unlock()
+	}
 	if w.src != nil {
-		n, _, err := w.conn.WriteMsgUDPAddrPort(b, sourceOOB(w.src), w.to)
+		n, _, err := w.r.conn.WriteMsgUDPAddrPort(b, sourceOOB(w.src), w.to)
 		return n, err
 	}
-	return w.conn.WriteToUDPAddrPort(b, w.to)
+	return w.r.conn.WriteToUDPAddrPort(b, w.to)
 }
 func (w *udpWriter) Close() error        { return nil }
 func (w *udpWriter) TsigStatus() error   { return nil }

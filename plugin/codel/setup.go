@@ -31,6 +31,9 @@ func setup(c *caddy.Controller) error {
 	config := dnsserver.GetConfig(c)
 	h := &Codel{drop: opts.drop, socket: opts.socket, server: serverLabel(config)}
 	cfg.Feed = h.feed
+	if opts.socket {
+		cfg.Local = func() codel.Local { return new(outbox) }
+	}
 	h.q = codel.New(cfg)
 	h.now = h.q.Config().Clock
 	queues.add(h)

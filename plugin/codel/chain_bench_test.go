@@ -1,0 +1,149 @@
+package codel
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coredns/caddy"
+	"github.com/coredns/coredns/core/dnsserver"
+	_ "github.com/coredns/coredns/plugin/bind"
+	_ "github.com/coredns/coredns/plugin/metrics"
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/bench/workload"
+	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/plugincfg"
+	_ "github.com/ontimedns/ontime/plugin/fastpack"
+	_ "github.com/ontimedns/ontime/plugin/zonestore"
+)
+
+// The chain benchmarks run ontime's full chain (fastpack, codel,
+// prometheus, zonestore) in process on the load test's zone and query mix:
+// a query's packet goes in where the socket reader hands it over (serve)
+// and its answer comes out packed at the writer, where the socket would
+// take it. What they measure is the user-space cost of a query, apart from
+// the system calls (bench/README.md).
+//
+//	go test -run XXX -bench Chain -benchmem -cpu 1,2 ./plugin/codel/
+
+// sink is the socket's place: it keeps nothing it is given.
+type sink struct{}
+
+var (
+	local  = &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 53}
+	remote = &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
+)
+
+func (sink) LocalAddr() net.Addr  { return local }
+func (sink) RemoteAddr() net.Addr { return remote }
+func (sink) WriteMsg(m *dns.Msg) error {
+	_, err := m.Pack()
+	return err
+}
+func (sink) Write(b []byte) (int, error) { return len(b), nil }
+func (sink) Close() error                { return nil }
+func (sink) TsigStatus() error           { return nil }
+func (sink) TsigTimersOnly(bool)         {}
+func (sink) Hijack()                     {}
+
+// chainServer starts the full chain from a Corefile, as the binary would,
+// with the directives in plugin.cfg's order, and returns its server and the
+// packed query mix.
+func chainServer(b *testing.B) (*packetContext, [][]byte) {
+	f, err := os.Open("../../plugin.cfg")
+	if err != nil {
+		b.Fatal(err)
+	}
+	plugins, err := plugincfg.Parse(f)
+	f.Close()
+	if err != nil {
+		b.Fatal(err)
+	}
+	saved := dnsserver.Directives
+	b.Cleanup(func() { dnsserver.Directives = saved })
+	dnsserver.Directives = nil
+	for _, p := range plugins {
+		dnsserver.Directives = append(dnsserver.Directives, p.Name)
+	}
+	zone := b.TempDir() + "/db.bench"
+	if err := os.WriteFile(zone, []byte(workload.Zone(50000)), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	// A free port: codel finds its socket by the address it is bound to.
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	port := pc.LocalAddr().(*net.UDPAddr).Port
+	pc.Close()
+	corefile := fmt.Sprintf(".:%d {\n bind 127.0.0.1\n prometheus 127.0.0.1:0\n codel\n fastpack\n zonestore %s %s\n}\n", port, zone, workload.Origin)
+	inst, err := caddy.Start(caddy.CaddyfileInput{Contents: []byte(corefile), ServerTypeName: "dns"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { inst.Stop() })
+	// The server is the one whose socket codel reads, once it serves.
+	var s *dnsserver.Server
+	var q *codel.Queue
+	for try := 0; s == nil; try++ {
+		if try == 500 {
+			b.Fatal("codel reads no server's socket")
+		}
+		time.Sleep(10 * time.Millisecond)
+		queues.mu.Lock()
+		for c := range queues.instances {
+			if rs := c.readers.Load(); rs != nil && len(*rs) > 0 && strings.HasSuffix((*rs)[0].server.Addr, fmt.Sprint(port)) {
+				s, q = (*rs)[0].server, c.q
+			}
+		}
+		queues.mu.Unlock()
+	}
+	var packed [][]byte
+	for _, q := range workload.Queries(50000, 4096) {
+		m := new(dns.Msg)
+		m.SetQuestion(q.Name, dns.StringToType[q.Type])
+		m.RecursionDesired = false
+		p, err := m.Pack()
+		if err != nil {
+			b.Fatal(err)
+		}
+		packed = append(packed, p)
+	}
+	return &packetContext{Context: context.Background(), server: s, hop: codel.Hop{Queue: q, Arrival: 1}}, packed
+}
+
+// BenchmarkChain serves the mix one query after another.
+func BenchmarkChain(b *testing.B) {
+	s, packed := chainServer(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		serveOne(s, packed[i%len(packed)])
+	}
+}
+
+// serveOne serves m as the reader does: under a context made for it, as
+// one is made with each packet read.
+func serveOne(template *packetContext, m []byte) {
+	ctx := new(packetContext)
+	*ctx = *template
+	serve(ctx, m, sink{})
+}
+
+// BenchmarkChainParallel serves it from every P at once (-cpu 1,2): it
+// scales only if no query writes memory that every other query writes.
+func BenchmarkChainParallel(b *testing.B) {
+	s, packed := chainServer(b)
+	b.ReportAllocs()
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for i := 0; pb.Next(); i++ {
+			serveOne(s, packed[i%len(packed)])
+		}
+	})
+}

@@ -1,0 +1,181 @@
+package codel
+
+import (
+	"encoding/binary"
+	"net"
+	"net/netip"
+	"sync"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Datagrams move in batches: one recvmmsg takes up to a batch of queries
+// off the socket, and one sendmmsg sends the answers a worker wrote since
+// it last had nothing to do. On loopback a sendto costs several times a
+// recvfrom (the sender's system call carries the packet through the stack
+// and wakes the receiver); one per answer was a third of the server's CPU
+// (bench/README.md).
+
+// mmsghdr is the kernel's struct mmsghdr. Go lays it out as C does on
+// every Linux architecture: a msghdr, then the length, padded to the
+// msghdr's alignment.
+type mmsghdr struct {
+	hdr unix.Msghdr
+	n   uint32
+}
+
+// oobSize holds an IP_PKTINFO or IPV6_PKTINFO control message.
+const oobSize = 128
+
+// inbox is where one reader's recvmmsg puts a batch: a buffer, an address
+// and room for a control message per datagram. Buffers that received a
+// datagram go with it into the queue and are replaced; the others stay.
+type inbox struct {
+	bufs  [batch]*[]byte
+	hdrs  [batch]mmsghdr
+	iovs  [batch]unix.Iovec
+	names [batch]unix.RawSockaddrInet6
+	oobs  [batch][oobSize]byte
+}
+
+// read takes up to a batch of datagrams off fd without waiting, and
+// returns how many. The control messages are asked for when pktinfo is set.
+func (in *inbox) read(fd uintptr, pktinfo bool) (int, error) {
+	for i := range in.hdrs {
+		if in.bufs[i] == nil {
+			in.bufs[i] = packets.Get().(*[]byte)
+		}
+		b := *in.bufs[i]
+		in.iovs[i].Base = &b[0]
+		in.iovs[i].SetLen(len(b))
+		h := &in.hdrs[i].hdr
+		h.Name = (*byte)(unsafe.Pointer(&in.names[i]))
+		h.Namelen = unix.SizeofSockaddrInet6
+		h.Iov = &in.iovs[i]
+		h.SetIovlen(1)
+		h.Control, h.Controllen = nil, 0
+		if pktinfo {
+			h.Control = &in.oobs[i][0]
+			h.SetControllen(oobSize)
+		}
+		h.Flags = 0
+	}
+	return mmsg(fd, unix.SYS_RECVMMSG, in.hdrs[:])
+}
+
+// take returns datagram i of the last read, its source and its control
+// message, and gives its buffer away.
+func (in *inbox) take(i int) (buf *[]byte, size int, from netip.AddrPort, oob []byte) {
+	buf, in.bufs[i] = in.bufs[i], nil
+	h := &in.hdrs[i]
+	return buf, int(h.n), fromRaw(&in.names[i]), in.oobs[i][:h.hdr.Controllen]
+}
+
+// outbox holds a worker's answers until it flushes them in one sendmmsg.
+// Another goroutine may write an answer for a query the worker started
+// (alias sends a lookup away and answers later): mu keeps the two apart.
+type outbox struct {
+	mu    sync.Mutex
+	r     *reader // whose socket the held answers go out of
+	n     int
+	bufs  [batch][]byte
+	hdrs  [batch]mmsghdr
+	iovs  [batch]unix.Iovec
+	names [batch]unix.RawSockaddrInet6
+	oobs  [batch][]byte
+}
+
+// add holds a copy of b, an answer to to from src (on a wildcard socket),
+// and sends what is held when the batch is full or goes to another socket.
+// Called with mu held.
+func (o *outbox) add(r *reader, b []byte, to netip.AddrPort, src net.IP) {
+	if o.n == batch || (o.r != nil && o.r != r) {
+		o.send()
+	}
+	o.r = r
+	i := o.n
+	o.n++
+	o.bufs[i] = append(o.bufs[i][:0], b...)
+	o.iovs[i].Base = unsafe.SliceData(o.bufs[i])
+	o.iovs[i].SetLen(len(b))
+	h := &o.hdrs[i].hdr
+	h.Name = (*byte)(unsafe.Pointer(&o.names[i]))
+	h.Namelen = toRaw(&o.names[i], to, r.inet6)
+	h.Iov = &o.iovs[i]
+	h.SetIovlen(1)
+	h.Control, h.Controllen = nil, 0
+	if src != nil {
+		o.oobs[i] = append(o.oobs[i][:0], sourceOOB(src)...)
+		h.Control = &o.oobs[i][0]
+		h.SetControllen(len(o.oobs[i]))
+	}
+	if len(b) == 0 { // Base must point somewhere; nothing is sent from it
+		o.iovs[i].Base = &o.names[i].Addr[0]
+	}
+}
+
+// Flush implements codel.Local: the worker has nothing else to do.
+func (o *outbox) Flush() {
+	o.mu.Lock()
+	o.send()
+	o.mu.Unlock()
+}
+
+// send sends what is held. An answer the kernel refuses (a full socket
+// buffer that stays full, an unreachable address) is lost, as a UDP
+// answer may be: the resolver asks again. Called with mu held.
+func (o *outbox) send() {
+	sent := 0
+	for sent < o.n {
+		var n int
+		var err error
+		werr := o.r.raw.Write(func(fd uintptr) bool {
+			n, err = mmsg(fd, unix.SYS_SENDMMSG, o.hdrs[sent:o.n])
+			return err != unix.EAGAIN
+		})
+		if werr != nil || err != nil {
+			sent++ // skip the one that failed: the rest may still go
+			continue
+		}
+		sent += n
+	}
+	o.n, o.r = 0, nil
+}
+
+// mmsg makes the recvmmsg or sendmmsg system call on hdrs, not waiting.
+func mmsg(fd uintptr, call uintptr, hdrs []mmsghdr) (int, error) {
+	n, _, errno := unix.Syscall6(call, fd, uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), unix.MSG_DONTWAIT, 0, 0)
+	if errno != 0 {
+		return 0, errno
+	}
+	return int(n), nil
+}
+
+// fromRaw returns the address the kernel wrote in sa.
+func fromRaw(sa *unix.RawSockaddrInet6) netip.AddrPort {
+	port := binary.BigEndian.Uint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:])
+	switch sa.Family {
+	case unix.AF_INET:
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		return netip.AddrPortFrom(netip.AddrFrom4(sa4.Addr), port)
+	case unix.AF_INET6:
+		return netip.AddrPortFrom(netip.AddrFrom16(sa.Addr), port)
+	}
+	return netip.AddrPort{}
+}
+
+// toRaw writes to into sa as the socket expects it (inet6: an IPv6 socket,
+// which takes an IPv4 address mapped, as Go's own WriteTo sends it) and
+// returns its length.
+func toRaw(sa *unix.RawSockaddrInet6, to netip.AddrPort, inet6 bool) uint32 {
+	if !inet6 {
+		sa4 := (*unix.RawSockaddrInet4)(unsafe.Pointer(sa))
+		*sa4 = unix.RawSockaddrInet4{Family: unix.AF_INET, Addr: to.Addr().Unmap().As4()}
+		binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa4.Port))[:], to.Port())
+		return unix.SizeofSockaddrInet4
+	}
+	*sa = unix.RawSockaddrInet6{Family: unix.AF_INET6, Addr: to.Addr().As16()}
+	binary.BigEndian.PutUint16((*[2]byte)(unsafe.Pointer(&sa.Port))[:], to.Port())
+	return unix.SizeofSockaddrInet6
+}

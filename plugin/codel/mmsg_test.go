@@ -1,0 +1,144 @@
+package codel
+
+import (
+	"fmt"
+	"net"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// socketPair is a server socket read and written as the reader does, and a
+// client on loopback.
+func socketPair(t *testing.T, network, addr string) (*reader, *net.UDPConn) {
+	t.Helper()
+	conn, err := net.ListenUDP(network, net.UDPAddrFromAddrPort(netip.MustParseAddrPort(addr)))
+	if err != nil {
+		t.Skipf("%s: %v", addr, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := net.ListenUDP(network, net.UDPAddrFromAddrPort(netip.MustParseAddrPort(addr)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	return &reader{conn: conn, raw: raw, local: conn.LocalAddr(), inet6: network == "udp6"}, client
+}
+
+// TestBatchesCarryEveryDatagram: queries read a batch at a time come out
+// whole with their sources, and answers held in a worker's outbox (more
+// than one batch of them) all reach the client, in order, when it flushes.
+func TestBatchesCarryEveryDatagram(t *testing.T) {
+	for _, c := range []struct{ network, addr string }{{"udp4", "127.0.0.1:0"}, {"udp6", "[::1]:0"}} {
+		t.Run(c.network, func(t *testing.T) {
+			r, client := socketPair(t, c.network, c.addr)
+			const n = batch + 8
+			to := r.conn.LocalAddr().(*net.UDPAddr)
+			for i := range n {
+				if _, err := client.WriteToUDP(fmt.Appendf(nil, "query %d", i), to); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var got []string
+			var from netip.AddrPort
+			var in inbox
+			deadline := time.Now().Add(5 * time.Second)
+			for len(got) < n && time.Now().Before(deadline) {
+				r.raw.Read(func(fd uintptr) bool {
+					k, err := in.read(fd, false)
+					if err != nil || k == 0 {
+						return false
+					}
+					if k > batch {
+						t.Fatalf("read %d datagrams, more than a batch", k)
+					}
+					for i := range k {
+						buf, size, src, _ := in.take(i)
+						got = append(got, string((*buf)[:size]))
+						from = src
+						packets.Put(buf)
+					}
+					return true
+				})
+			}
+			for i := range n {
+				if i >= len(got) || got[i] != fmt.Sprintf("query %d", i) {
+					t.Fatalf("read %q, want query 0 to %d in order", got, n-1)
+				}
+			}
+			if want := client.LocalAddr().(*net.UDPAddr).AddrPort(); from.Addr().Unmap() != want.Addr().Unmap() || from.Port() != want.Port() {
+				t.Fatalf("source %v, want the client's %v", from, want)
+			}
+
+			o := new(outbox)
+			for i := range n {
+				o.mu.Lock()
+				o.add(r, fmt.Appendf(nil, "answer %d", i), from, nil)
+				o.mu.Unlock()
+			}
+			o.Flush()
+			buf := make([]byte, 512)
+			client.SetReadDeadline(time.Now().Add(5 * time.Second))
+			for i := range n {
+				k, err := client.Read(buf)
+				if err != nil {
+					t.Fatalf("answer %d: %v", i, err)
+				}
+				if string(buf[:k]) != fmt.Sprintf("answer %d", i) {
+					t.Fatalf("answer %d reads %q", i, buf[:k])
+				}
+			}
+		})
+	}
+}
+
+// TestLateAnswerGoesAtOnce: an answer written after the worker is done
+// with its query (alias answers from elsewhere, later) does not wait in
+// the worker's outbox, which may not be flushed for a while.
+func TestLateAnswerGoesAtOnce(t *testing.T) {
+	r, client := socketPair(t, "udp4", "127.0.0.1:0")
+	o := new(outbox)
+	w := &udpWriter{r: r, to: client.LocalAddr().(*net.UDPAddr).AddrPort(), out: o, done: true}
+	if _, err := w.Write([]byte("late")); err != nil {
+		t.Fatal(err)
+	}
+	if o.n != 0 {
+		t.Fatal("a late answer was held in the outbox")
+	}
+	buf := make([]byte, 64)
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "late" {
+		t.Fatalf("read %q, %v; want the late answer", buf[:k], err)
+	}
+}
+
+// TestMappedAddressesOnAnIPv6Socket: an IPv4 client of a dual-stack socket
+// is answered at its mapped address.
+func TestMappedAddressesOnAnIPv6Socket(t *testing.T) {
+	client, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	dual, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv6unspecified})
+	if err != nil {
+		t.Skip(err)
+	}
+	raw, _ := dual.SyscallConn()
+	r := &reader{conn: dual, raw: raw, inet6: true}
+	defer dual.Close()
+	o := new(outbox)
+	o.mu.Lock()
+	o.add(r, []byte("to v4"), client.LocalAddr().(*net.UDPAddr).AddrPort(), nil)
+	o.mu.Unlock()
+	o.Flush()
+	buf := make([]byte, 64)
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "to v4" {
+		t.Fatalf("read %q, %v; want the answer sent from the dual-stack socket", buf[:k], err)
+	}
+}
