@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -285,5 +286,99 @@ func TestCodelReadsAWildcardSocket(t *testing.T) {
 	}
 	if reads == 0 {
 		t.Fatal("codel read nothing off the wildcard socket")
+	}
+}
+
+// TestCodelReadsEveryUDPQuery: codel takes the server's UDP queries off
+// CoreDNS's reader entirely (its own SO_REUSEPORT socket, CoreDNS's
+// connected away), so every one of them, sent one at a time or many at
+// once, is read by codel and answered from the address it was sent to.
+// After a reload the new reader has them all again.
+func TestCodelReadsEveryUDPQuery(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    zonestore %s example.org\n", metrics, zf), "example.org")
+	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	reads := func() float64 {
+		return metric(t, metrics, `coredns_codel_socket_reads_total{server="`+server+`"}`)
+	}
+	before := reads()
+	const n = 400
+	var wg sync.WaitGroup
+	var failed atomic.Int64
+	for w := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := w; i < n; i += 8 {
+				if r, err := queryA(s.addr, "www.example.org.", "udp", 2*time.Second); err != nil || len(r.Answer) != 1 {
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 {
+		t.Fatalf("%d of %d queries unanswered", failed.Load(), n)
+	}
+	if got := reads() - before; got != n {
+		t.Fatalf("codel read %v of %d UDP queries; CoreDNS's own reader took the rest", got, n)
+	}
+}
+
+// TestCodelAcrossReloads: a Corefile reload starts a new codel reader
+// while the old one still holds the socket, then stops the old one; a
+// reload to a Corefile without codel hands the socket back to CoreDNS's
+// own reader. Queries sent all along are all answered, and while codel is
+// configured it reads every one.
+func TestCodelAcrossReloads(t *testing.T) {
+	dir := t.TempDir()
+	org, other := filepath.Join(dir, "db.example.org"), filepath.Join(dir, "db.example.net")
+	writeZone(t, org, 1, "www A 192.0.2.1")
+	os.WriteFile(other, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
+	port, prom := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	corefile := func(codel, extra string) string {
+		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n    prometheus %s\n%s    zonestore %s example.org\n%s}\n", port, prom, codel, org, extra)
+	}
+	path := filepath.Join(dir, "Corefile")
+	os.WriteFile(path, []byte(corefile("    codel\n", "")), 0o644)
+	s := start(t, "coredns", exec.Command(corednsBin, "-conf", path), port, "example.org")
+	server := fmt.Sprintf("dns://127.0.0.1:%d", port)
+	reads := func() float64 { return metric(t, prom, `coredns_codel_socket_reads_total{server="`+server+`"}`) }
+	every := func(when string) {
+		t.Helper()
+		before := reads()
+		for range 200 {
+			if answerA(t, s.addr, "www.example.org.") != "192.0.2.1" {
+				t.Fatalf("%s: a query went unanswered", when)
+			}
+		}
+		if got := reads() - before; got != 200 {
+			t.Fatalf("%s: codel read %v of 200 queries", when, got)
+		}
+	}
+	every("at start")
+
+	stop := querying(s.addr, "www.example.org.", 4)
+	os.WriteFile(path, []byte(corefile("    codel\n", "    zonestore "+other+" example.net\n")), 0o644)
+	eventually(t, "the new configuration", func() bool { return answerA(t, s.addr, "www.example.net.") == "192.0.2.2" })
+	time.Sleep(time.Second) // the old instance's shutdown, under load
+	if failed, all, first := stop(); failed > 0 {
+		t.Errorf("%d of %d queries failed across the reload; the first: %s", failed, all, first)
+	}
+	every("after a reload with codel")
+
+	stop = querying(s.addr, "www.example.org.", 4)
+	os.WriteFile(path, []byte(corefile("", "")), 0o644)
+	eventually(t, "the configuration without codel", func() bool { return answerA(t, s.addr, "www.example.net.") != "192.0.2.2" })
+	time.Sleep(time.Second)
+	if failed, all, first := stop(); failed > 0 {
+		t.Errorf("%d of %d queries failed across the reload that removed codel; the first: %s", failed, all, first)
+	}
+	for range 200 {
+		if answerA(t, s.addr, "www.example.org.") != "192.0.2.1" {
+			t.Fatal("without codel, CoreDNS's own reader does not answer: the socket was not given back")
+		}
 	}
 }

@@ -88,14 +88,21 @@ func (c *Codel) feed() {
 	}
 }
 
-// stop closes the readers, then drains the queue.
+// stop retires the readers (no more queries come to them), drains the
+// queue, answering out of their sockets, then closes them.
 func (c *Codel) stop() {
-	if rs := c.readers.Swap(nil); rs != nil {
+	rs := c.readers.Swap(nil)
+	if rs != nil {
+		for _, r := range *rs {
+			r.retire()
+		}
+	}
+	c.q.Close()
+	if rs != nil {
 		for _, r := range *rs {
 			r.close()
 		}
 	}
-	c.q.Close()
 }
 
 // socketReads returns how many packets the readers took off the sockets.

@@ -61,7 +61,7 @@ func (in *inbox) read(fd uintptr, pktinfo bool) (int, error) {
 		}
 		h.Flags = 0
 	}
-	return mmsg(fd, unix.SYS_RECVMMSG, in.hdrs[:])
+	return recvmmsg(fd, in.hdrs[:])
 }
 
 // take returns datagram i of the last read, its source and its control
@@ -131,7 +131,7 @@ func (o *outbox) send() {
 		var n int
 		var err error
 		werr := o.r.raw.Write(func(fd uintptr) bool {
-			n, err = mmsg(fd, unix.SYS_SENDMMSG, o.hdrs[sent:o.n])
+			n, err = sendmmsg(fd, o.hdrs[sent:o.n])
 			return err != unix.EAGAIN
 		})
 		if werr != nil || err != nil {
@@ -141,15 +141,6 @@ func (o *outbox) send() {
 		sent += n
 	}
 	o.n, o.r = 0, nil
-}
-
-// mmsg makes the recvmmsg or sendmmsg system call on hdrs, not waiting.
-func mmsg(fd uintptr, call uintptr, hdrs []mmsghdr) (int, error) {
-	n, _, errno := unix.Syscall6(call, fd, uintptr(unsafe.Pointer(&hdrs[0])), uintptr(len(hdrs)), unix.MSG_DONTWAIT, 0, 0)
-	if errno != 0 {
-		return 0, errno
-	}
-	return int(n), nil
 }
 
 // fromRaw returns the address the kernel wrote in sa.

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"net"
 	"net/netip"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -33,6 +34,8 @@ type reader struct {
 	raw     syscall.RawConn
 	feedRaw syscall.RawConn // a second descriptor: run waits holding conn's read lock
 	feedCon *net.UDPConn
+	undo    func() // gives CoreDNS's socket back (socket_linux.go), if the reader took it
+	forget  func() // the reader's own socket is closed
 	local   net.Addr
 	// wildcard: the socket is bound to every address, so each answer must
 	// go out from the address its query came to (IP_PKTINFO, which
@@ -59,20 +62,15 @@ var packets = sync.Pool{New: func() any { b := make([]byte, packetSize); return 
 
 // newReader starts reading the socket of s, bound to addr.
 func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, error) {
-	conn, err := sharedSocket(addr)
+	conn, feedCon, undo, forget, err := openSockets(addr)
 	if err != nil {
-		return nil, err
-	}
-	feedCon, err := sharedSocket(addr)
-	if err != nil {
-		conn.Close()
 		return nil, err
 	}
 	raw, err := conn.SyscallConn()
 	if err == nil {
 		var feedRaw syscall.RawConn
 		if feedRaw, err = feedCon.SyscallConn(); err == nil {
-			r := &reader{c: c, server: s, conn: conn, raw: raw, feedCon: feedCon, feedRaw: feedRaw,
+			r := &reader{c: c, server: s, conn: conn, raw: raw, feedCon: feedCon, feedRaw: feedRaw, undo: undo, forget: forget,
 				local: conn.LocalAddr(), wildcard: addr.Addr().IsUnspecified(), inet6: addr.Addr().Is6(),
 				done: make(chan struct{})}
 			go r.run()
@@ -81,6 +79,10 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 	}
 	conn.Close()
 	feedCon.Close()
+	if undo != nil {
+		undo()
+		forget()
+	}
 	return nil, err
 }
 
@@ -161,9 +163,32 @@ func sourceOOB(src net.IP) []byte {
 	return (&ipv4.ControlMessage{Src: src}).Marshal()
 }
 
+// retire gives CoreDNS's socket back, so that no query arrives at the
+// reader's socket from now on, and queues what has arrived there: the
+// queue, closed next, answers it through the socket, which close then
+// closes. A reload loses no query to a socket closed with queries in it.
+func (r *reader) retire() {
+	if r.undo == nil {
+		return // CoreDNS's own socket: it goes on reading it
+	}
+	r.undo()
+	for !r.feeding.CompareAndSwap(false, true) {
+		runtime.Gosched() // a worker's feed, begun before the readers were taken away
+	}
+	r.feedRaw.Read(func(fd uintptr) bool {
+		for r.drain(fd, &r.feedIn) > 0 {
+		}
+		return true
+	})
+	r.feeding.Store(false)
+}
+
 func (r *reader) close() {
 	r.conn.Close()
 	r.feedCon.Close()
+	if r.forget != nil {
+		r.forget()
+	}
 	<-r.done
 }
 

@@ -4,6 +4,7 @@ package codel
 
 import (
 	"bufio"
+	"context"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -11,34 +12,244 @@ import (
 	"net/netip"
 	"os"
 	"strings"
+	"sync"
 	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
+// openSockets returns the two descriptors the reader reads (conn, on which
+// it also blocks, and feed, which workers read without waiting) and what
+// undoes the opening.
+//
+// CoreDNS's server reads its socket in its own loop, a goroutine per
+// packet, and exposes neither the socket nor a hook on that loop. Both
+// read the same queue when codel merely shares the socket, and the share
+// CoreDNS's loop took (one query in seven under load) went the slow way:
+// a goroutine, codel's queue, a system call per answer. So, where CoreDNS's
+// socket has SO_REUSEPORT (its listener sets it on Linux), codel opens its
+// own socket on the same address, and connects CoreDNS's to the socket's
+// own address: a connected UDP socket only matches datagrams from its peer,
+// and none come from there, so the kernel hands every query to codel's
+// socket. Its own replies go out from the same address and port. When the
+// last reader of that socket closes, CoreDNS's socket is disconnected
+// again, back to listening for everyone. Where this cannot be done, the
+// reader shares CoreDNS's socket as before.
+func openSockets(addr netip.AddrPort) (conn, feed *net.UDPConn, undo, forget func(), err error) {
+	core, inode, err := sharedSocket(addr)
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	if own, ownInode, err := ownSocket(addr); err == nil {
+		forget := func() { ownSockets.Delete(ownInode) }
+		if feed, err = dupConn(own, addr); err == nil {
+			if err = steal(core, inode, addr); err == nil {
+				// Undone: CoreDNS's socket back, and codel's own
+				// connected away, so that what it holds is all it gets.
+				return own, feed, func() { unsteal(core, inode); core.Close(); connectToSelf(own, addr) }, forget, nil
+			}
+			feed.Close()
+		}
+		own.Close()
+		forget()
+		log.Infof("%s: %v; codel shares CoreDNS's socket", addr, err)
+	}
+	if feed, _, err = sharedSocket(addr); err != nil {
+		core.Close()
+		return nil, nil, nil, nil, err
+	}
+	return core, feed, nil, nil, nil
+}
+
+// ownSockets are the inodes of the sockets codel opened itself: sharedSocket
+// passes them by, looking for CoreDNS's.
+var ownSockets sync.Map
+
+// ownSocket opens a socket of codel's own on addr beside CoreDNS's, with the
+// options miekg/dns sets on its own (the destination of each datagram, on a
+// socket bound to every address).
+func ownSocket(addr netip.AddrPort) (*net.UDPConn, string, error) {
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) {
+			serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+			if serr == nil && addr.Addr().IsUnspecified() {
+				if addr.Addr().Is6() {
+					serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IPV6, unix.IPV6_RECVPKTINFO, 1)
+					unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_PKTINFO, 1) // IPv4 on a dual-stack socket, where allowed
+				} else {
+					serr = unix.SetsockoptInt(int(fd), unix.IPPROTO_IP, unix.IP_PKTINFO, 1)
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	network := "udp4"
+	if addr.Addr().Is6() {
+		network = "udp" // [::]:PORT: dual-stack, as CoreDNS's own
+	}
+	pc, err := lc.ListenPacket(context.Background(), network, addr.String())
+	if err != nil {
+		return nil, "", err
+	}
+	conn := pc.(*net.UDPConn)
+	ino, err := inodeOf(conn)
+	if err != nil {
+		conn.Close() // unknown, sharedSocket might take it for CoreDNS's
+		return nil, "", err
+	}
+	ownSockets.Store(ino, true)
+	return conn, ino, nil
+}
+
+// dupConn returns a second *net.UDPConn on conn's socket.
+func dupConn(conn *net.UDPConn, addr netip.AddrPort) (*net.UDPConn, error) {
+	f, err := conn.File()
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	pc, err := net.FilePacketConn(f)
+	if err != nil {
+		return nil, err
+	}
+	if c, ok := pc.(*net.UDPConn); ok {
+		return c, nil
+	}
+	pc.Close()
+	return nil, fmt.Errorf("%s: not a UDP socket", addr)
+}
+
+func inodeOf(conn *net.UDPConn) (string, error) {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return "", err
+	}
+	var st unix.Stat_t
+	var serr error
+	if err := raw.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) }); err != nil {
+		return "", err
+	}
+	return fmt.Sprint(st.Ino), serr
+}
+
+// stolen counts the readers of each CoreDNS socket (by inode) that codel
+// has connected away: a server reloaded with codel in both Corefiles has
+// two for a while, and only the last to close may give the socket back.
+var stolen = struct {
+	sync.Mutex
+	n map[string]int
+}{n: map[string]int{}}
+
+// steal connects CoreDNS's socket core to its own address, once it has
+// SO_REUSEPORT: clients' datagrams go to codel's socket from then on.
+func steal(core *net.UDPConn, inode string, addr netip.AddrPort) error {
+	stolen.Lock()
+	defer stolen.Unlock()
+	if stolen.n[inode] > 0 {
+		stolen.n[inode]++
+		return nil
+	}
+	raw, err := core.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	err = raw.Control(func(fd uintptr) {
+		if v, e := unix.GetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT); e != nil || v == 0 {
+			serr = fmt.Errorf("CoreDNS's socket has no SO_REUSEPORT")
+		}
+	})
+	if err == nil {
+		err = serr
+	}
+	if err == nil {
+		err = connectToSelf(core, addr)
+	}
+	if err == nil {
+		stolen.n[inode] = 1
+	}
+	return err
+}
+
+// connectToSelf connects conn, bound to addr, to its own address (a
+// loopback one, where addr is every address): it then matches no client's
+// datagram.
+func connectToSelf(conn *net.UDPConn, addr netip.AddrPort) error {
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		return err
+	}
+	self := addr.Addr()
+	if self.IsUnspecified() {
+		self = netip.IPv6Loopback()
+		if addr.Addr().Is4() {
+			self = netip.AddrFrom4([4]byte{127, 0, 0, 1})
+		}
+	}
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		serr = unix.Connect(int(fd), sockaddrOf(netip.AddrPortFrom(self, addr.Port())))
+	}); err != nil {
+		return err
+	}
+	return serr
+}
+
+// unsteal gives CoreDNS's socket back to every client when its last
+// reader closes (connect to AF_UNSPEC dissolves the association, and a
+// socket bound to every address is bound to every address again).
+func unsteal(core *net.UDPConn, inode string) {
+	stolen.Lock()
+	defer stolen.Unlock()
+	if stolen.n[inode]--; stolen.n[inode] > 0 {
+		return
+	}
+	delete(stolen.n, inode)
+	if raw, err := core.SyscallConn(); err == nil {
+		raw.Control(func(fd uintptr) {
+			sa := &unix.RawSockaddr{Family: unix.AF_UNSPEC}
+			unix.Syscall(unix.SYS_CONNECT, fd, uintptr(unsafe.Pointer(sa)), unsafe.Sizeof(*sa))
+		})
+	}
+}
+
+func sockaddrOf(ap netip.AddrPort) unix.Sockaddr {
+	if ap.Addr().Is4() {
+		return &unix.SockaddrInet4{Port: int(ap.Port()), Addr: ap.Addr().As4()}
+	}
+	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
+}
+
 // sharedSocket returns a new *net.UDPConn on the UDP socket this process
-// has bound to addr (the one CoreDNS's server reads), found through /proc:
-// the socket's inode in /proc/self/net/udp{,6}, then the descriptor that
-// links to it in /proc/self/fd. Reading from it takes packets from the same
-// receive queue as CoreDNS's own reader; writing sends from the same
-// address. CoreDNS exposes neither the socket nor a hook on its read loop.
-func sharedSocket(addr netip.AddrPort) (*net.UDPConn, error) {
+// has bound to addr (the one CoreDNS's server reads), and its inode, found
+// through /proc: the socket's inode in /proc/self/net/udp{,6}, then the
+// descriptor that links to it in /proc/self/fd. codel's own sockets on the
+// same address are passed by.
+func sharedSocket(addr netip.AddrPort) (*net.UDPConn, string, error) {
 	table := "/proc/self/net/udp"
 	if addr.Addr().Is6() {
 		table = "/proc/self/net/udp6"
 	}
 	inodes, err := boundInodes(table, addr)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	for _, fd := range fds {
 		link, err := os.Readlink("/proc/self/fd/" + fd.Name())
 		if err != nil || !strings.HasPrefix(link, "socket:[") {
 			continue
 		}
-		if !inodes[strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")] {
+		inode := strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")
+		if _, own := ownSockets.Load(inode); own || !inodes[inode] {
 			continue
 		}
 		var n int
@@ -47,21 +258,21 @@ func sharedSocket(addr netip.AddrPort) (*net.UDPConn, error) {
 		// and this one is CoreDNS's.
 		dup, err := syscall.Dup(n)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		syscall.CloseOnExec(dup)
 		f := os.NewFile(uintptr(dup), "codel "+addr.String())
 		pc, err := net.FilePacketConn(f) // dups again, and registers with the poller
 		f.Close()
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		if c, ok := pc.(*net.UDPConn); ok {
-			return c, nil
+			return c, inode, nil
 		}
 		pc.Close()
 	}
-	return nil, fmt.Errorf("no UDP socket of this process is bound to %s", addr)
+	return nil, "", fmt.Errorf("no UDP socket of this process is bound to %s", addr)
 }
 
 // boundInodes returns the inodes of the sockets in a /proc/net/udp table
