@@ -167,3 +167,19 @@ func TestReloadNeverPublishesABrokenZone(t *testing.T) {
 		t.Errorf("the log does not name the broken line:\n%s", s.log.String())
 	}
 }
+
+// TestBadGCHeadroomIsRefused: ONTIME_GC_HEADROOM_MB that is not a number
+// stops the binary before it serves, saying what it wants.
+func TestBadGCHeadroomIsRefused(t *testing.T) {
+	cmd := exec.Command(corednsBin, "-version")
+	cmd.Env = append(os.Environ(), "ONTIME_GC_HEADROOM_MB=lots")
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "ONTIME_GC_HEADROOM_MB") {
+		t.Fatalf("ONTIME_GC_HEADROOM_MB=lots: %v\n%s", err, out)
+	}
+	cmd = exec.Command(corednsBin, "-version")
+	cmd.Env = append(os.Environ(), "ONTIME_GC_HEADROOM_MB=64")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("ONTIME_GC_HEADROOM_MB=64: %v\n%s", err, out)
+	}
+}

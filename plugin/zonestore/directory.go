@@ -16,6 +16,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/miekg/dns"
 
+	"github.com/ontimedns/ontime/internal/gcpace"
 	"github.com/ontimedns/ontime/zonestore"
 )
 
@@ -145,6 +146,7 @@ func (d *directory) scan(store *zonestore.Store) {
 	// half-empty pages behind them (resident memory per record,
 	// bench/zones.sh).
 	if len(work) >= bulkLoad && d.files != nil {
+		defer gcpace.Hold()() // the pace is this load's until it ends
 		defer debug.SetGCPercent(debug.SetGCPercent(bulkGCPercent))
 	}
 	// Parse what changed, on every CPU.
