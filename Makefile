@@ -31,19 +31,21 @@ test-deps:
 test: test-deps
 	$(GO) vet ./...
 	ONTIME_REQUIRE_KNOT=1 $(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -race -timeout 20m ./zonestore/... ./codel/ ./plugin/codel/ ./plugin/fastpack/ ./alias/... ./plugin/alias/ ./plugin/zonestore/
+	$(GO) test -count=1 -race -timeout 20m ./zonestore/... ./codel/ ./plugin/codel/ ./plugin/fastpack/ ./alias/... ./plugin/alias/ ./plugin/zonestore/ ./internal/gcpace/
 
 bench-deps:
 	@command -v knotd >/dev/null && command -v dnsperf >/dev/null && command -v bc >/dev/null && \
-		command -v gnuplot >/dev/null && command -v curl >/dev/null || \
-		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot dnsperf bc gnuplot-nox curl >/dev/null; }
+		command -v gnuplot >/dev/null && command -v curl >/dev/null && command -v nsd >/dev/null || \
+		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot nsd dnsperf bc gnuplot-nox curl >/dev/null; }
 
-# Go benchmarks of the libraries, then the loopback load test (bench/README.md).
+# Go benchmarks of the libraries and of the whole chain in process, then the
+# peer table: ontime, stock file, Knot DNS and NSD over loopback (bench/README.md).
 # The overload, blocking-plugin, ALIAS head-of-line and profile runs are
 # bench/overload.sh, bench/blocking.sh, bench/alias.sh and bench/profile.sh
 # (make overload, blocking, alias, profile).
 bench: bench-deps build
 	$(GO) test -run XXX -bench . -benchmem ./zonestore/ ./codel/ ./plugin/fastpack/ ./plugin/zonestore/
+	$(GO) test -run XXX -bench Chain -benchmem -cpu 1,2 ./plugin/codel/
 	bash bench/load.sh
 
 overload blocking alias swap zones profile: bench-deps

@@ -14,11 +14,12 @@
 # all of their capacities) for the latency percentiles, so that they are
 # compared on the same load rather than on how deep dnsperf fills each one's
 # queue. With CORES=2, both CPUs go to the server (GOMAXPROCS=2, two
-# workers for Knot and NSD) and the load tools are not pinned.
+# workers for Knot and NSD) and the load tools are not pinned; CORES="1 2"
+# runs both, interleaved, each server's rows named NAME@1 and NAME@2.
 #
 #   bash bench/load.sh            # 3 rounds of 10 s per server
 #   ROUNDS=1 SECONDS_PER_RUN=5 bash bench/load.sh
-#   SERVERS="full knot" CORES=2 bash bench/load.sh
+#   SERVERS="full knot" CORES="1 2" bash bench/load.sh
 #   BASE=HEAD~1 SERVERS="base full" bash bench/load.sh   # a change, before and after
 #
 # BASE names a commit: "base" is then the full chain built from it, so that
@@ -37,13 +38,18 @@ SECS=${SECONDS_PER_RUN:-10}
 HOSTS=${HOSTS:-50000}
 SERVERS=${SERVERS:-"full zonestore file whoami knot nsd floor"}
 CORES=${CORES:-1}
+PLOT_ONLY=${PLOT_ONLY:-} # set: plot and tabulate bench/out/results.tsv again, run nothing
 LAT_RATE=${LAT_RATE:-20000}
 LAT_SECS=${LAT_SECS:-3}
-case $CORES in
-1) srv_cpus=0 load_pin="taskset -c 1" ;;
-2) srv_cpus=0,1 load_pin= ;;
-*) echo "CORES is 1 or 2"; exit 1 ;;
-esac
+cores() { # N: sets ncores, srv_cpus and load_pin for N cores given to the server
+	ncores=$1
+	case $1 in
+	1) srv_cpus=0 load_pin="taskset -c 1" ;;
+	2) srv_cpus=0,1 load_pin= ;;
+	*) echo "CORES holds 1 or 2"; exit 1 ;;
+	esac
+}
+for c in $CORES; do cores "$c"; done
 out=bench/out
 mkdir -p "$out"
 
@@ -82,7 +88,7 @@ start_server() { # name -> starts it on $port, sets $pid
 		else
 			printf ".:%d {\n    bind 127.0.0.1\n    $plugins %s %s\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
 		fi
-		GOMAXPROCS=$CORES taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
+		GOMAXPROCS=$ncores taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
 		;;
 	floor)
 		GOMAXPROCS=1 taskset -c ${srv_cpus%%,*} "$out/bin/floor" -addr "127.0.0.1:$port" -batch 32 > "$dir/log" 2>&1 &
@@ -92,7 +98,7 @@ start_server() { # name -> starts it on $port, sets $pid
 server:
     listen: 127.0.0.1@$port
     rundir: $PWD/$dir
-    udp-workers: $CORES
+    udp-workers: $ncores
     tcp-workers: 1
     background-workers: 1
 $( [ "$(id -u)" = 0 ] && echo "    user: root:root" )
@@ -114,7 +120,7 @@ EOC
 server:
     ip-address: 127.0.0.1
     port: $port
-    server-count: $CORES
+    server-count: $ncores
     username: ""
     chroot: ""
     zonesdir: "$PWD/$dir"
@@ -144,28 +150,36 @@ EOC
 }
 
 results="$out/results.tsv"
-: > "$results"
+[ -n "$PLOT_ONLY" ] || : > "$results"
 for round in $(seq "$ROUNDS"); do
-	for s in $SERVERS; do
-		start_server "$s"
-		$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$out/queries.txt" -l "$SECS" -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 || true
-		qps=$(awk '/Queries per second/ {print $4}' "$out/$s.dnsperf")
-		lost=$(awk '/Queries lost/ {print $3}' "$out/$s.dnsperf")
-		$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$out/queries.txt" -rate "$LAT_RATE" \
-			-duration "${LAT_SECS}s" -warmup 500ms -json > "$out/$s.loadgen" 2>/dev/null || true
-		p50=$(field p50_ms < "$out/$s.loadgen") p99=$(field p99_ms < "$out/$s.loadgen") p999=$(field p999_ms < "$out/$s.loadgen")
-		printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$s" "${qps:-0}" "${p50:-0}" "${p99:-0}" "${p999:-0}" "${lost:-?}" >> "$results"
-		kill "$pid"; wait "$pid" 2>/dev/null || true
+	[ -n "$PLOT_ONLY" ] && break
+	for c in $CORES; do
+		cores "$c"
+		for s in $SERVERS; do
+			row=$s
+			[ "$CORES" != "$c" ] && row=$s@$c
+			start_server "$s"
+			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$out/queries.txt" -l "$SECS" -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 || true
+			qps=$(awk '/Queries per second/ {print $4}' "$out/$s.dnsperf")
+			lost=$(awk '/Queries lost/ {print $3}' "$out/$s.dnsperf")
+			$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$out/queries.txt" -rate "$LAT_RATE" \
+				-duration "${LAT_SECS}s" -warmup 500ms -json > "$out/$s.loadgen" 2>/dev/null || true
+			p50=$(field p50_ms < "$out/$s.loadgen") p99=$(field p99_ms < "$out/$s.loadgen") p999=$(field p999_ms < "$out/$s.loadgen")
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$round" "$row" "${qps:-0}" "${p50:-0}" "${p99:-0}" "${p999:-0}" "${lost:-?}" >> "$results"
+			kill "$pid"; wait "$pid" 2>/dev/null || true
+		done
 	done
 done
 
 {
 echo "$HOSTS-host zone, ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server$([ "$CORES" = 1 ] && echo ', dnsperf on the other')"
+echo "full: ontime's chain (prometheus, codel, fastpack, zonestore); file, whoami: stock CoreDNS; floor: bench/floor -batch 32"
 echo "latency: bench/loadgen offering $LAT_RATE queries/s for ${LAT_SECS}s to each"
 awk -F'\t' '
 	{ q[$2] += $3; a[$2] += $4; b[$2] += $5; c[$2] += $6; n[$2]++; if (!($2 in order)) { order[$2] = ++k; names[k] = $2 } }
 	END {
 		knot = ("knot" in q) ? q["knot"] / n["knot"] : 0
+		if (!knot && ("knot@1" in q)) knot = q["knot@1"] / n["knot@1"]
 		printf "%-10s %10s %8s %9s %9s %9s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms"
 		for (i = 1; i <= k; i++) { s = names[i]; m = q[s] / n[s]
 			printf "%-10s %10.0f %8.2f %9.3f %9.3f %9.3f\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s] }
@@ -179,7 +193,7 @@ if command -v gnuplot >/dev/null; then
 set terminal png size 1000,420
 set output '$out/load.png'
 set datafile separator "\t"
-set multiplot layout 1,2 title "$HOSTS-host zone, $CORES core(s) for the server, one run (bench/load.sh)"
+set multiplot layout 1,2 title "$HOSTS-host zone, $CORES core(s) for the server, one run (bench/load.sh); full = ontime's chain"
 set style fill solid 0.6
 set boxwidth 0.6
 set xtics rotate by -30

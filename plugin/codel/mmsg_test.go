@@ -6,6 +6,8 @@ import (
 	"net/netip"
 	"testing"
 	"time"
+
+	"github.com/ontimedns/ontime/codel"
 )
 
 // socketPair is a server socket read and written as the reader does, and a
@@ -26,7 +28,7 @@ func socketPair(t *testing.T, network, addr string) (*reader, *net.UDPConn) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { client.Close() })
-	return &reader{conn: conn, raw: raw, local: conn.LocalAddr(), inet6: network == "udp6"}, client
+	return &reader{c: &Codel{now: codel.Now}, conn: conn, raw: raw, local: conn.LocalAddr(), inet6: network == "udp6"}, client
 }
 
 // TestBatchesCarryEveryDatagram: queries read a batch at a time come out
@@ -129,7 +131,7 @@ func TestMappedAddressesOnAnIPv6Socket(t *testing.T) {
 		t.Skip(err)
 	}
 	raw, _ := dual.SyscallConn()
-	r := &reader{conn: dual, raw: raw, inet6: true}
+	r := &reader{c: &Codel{now: codel.Now}, conn: dual, raw: raw, inet6: true}
 	defer dual.Close()
 	o := new(outbox)
 	o.mu.Lock()
@@ -140,5 +142,33 @@ func TestMappedAddressesOnAnIPv6Socket(t *testing.T) {
 	client.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "to v4" {
 		t.Fatalf("read %q, %v; want the answer sent from the dual-stack socket", buf[:k], err)
+	}
+}
+
+// TestHeldAnswersAreDue: before its next query a worker sends what it has
+// held for maxHold, and keeps what is younger for the batch.
+func TestHeldAnswersAreDue(t *testing.T) {
+	r, client := socketPair(t, "udp4", "127.0.0.1:0")
+	var now int64 = 1_000_000
+	r.c.now = func() int64 { return now }
+	o := new(outbox)
+	to := client.LocalAddr().(*net.UDPAddr).AddrPort()
+	o.mu.Lock()
+	o.add(r, []byte("held"), to, nil)
+	o.mu.Unlock()
+	now += int64(maxHold) / 2
+	o.due(now)
+	if o.n != 1 {
+		t.Fatal("an answer younger than maxHold was sent before the batch filled")
+	}
+	now += int64(maxHold)
+	o.due(now)
+	if o.n != 0 {
+		t.Fatal("an answer held longer than maxHold was not sent")
+	}
+	buf := make([]byte, 64)
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "held" {
+		t.Fatalf("read %q, %v", buf[:k], err)
 	}
 }

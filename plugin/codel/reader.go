@@ -228,6 +228,7 @@ type packet struct {
 // answers later) goes out at once.
 func (p *packet) RunLocal(l codel.Local) {
 	out := l.(*outbox)
+	out.due(p.w.r.c.now())
 	p.w.out = out
 	p.Run()
 	out.mu.Lock()
