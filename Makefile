@@ -57,6 +57,7 @@ fuzz:
 	$(GO) test -run XXX -fuzz FuzzUpstreamAnswer -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./alias/
 	$(GO) test -run XXX -fuzz FuzzTransfer -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/secondary/
 	$(GO) test -run XXX -fuzz FuzzQueryThroughTheChain -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./plugin/zonestore/
+	$(GO) test -run XXX -fuzz FuzzPacketThroughTheChain -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./plugin/codel/
 
 # The container image (Dockerfile), where a container engine exists; the
 # manifests in deploy/kubernetes/ use it.

@@ -61,7 +61,7 @@ var chains = []struct{ name, body string }{
 // chainServer starts a chain from a Corefile body (and zonestore), as the
 // binary would, with the directives in plugin.cfg's order, and returns the
 // context its queries run under and the packed query mix.
-func chainServer(b *testing.B, body string) (*packetContext, [][]byte) {
+func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 	f, err := os.Open("../../plugin.cfg")
 	if err != nil {
 		b.Fatal(err)
