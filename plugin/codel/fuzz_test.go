@@ -52,7 +52,7 @@ func FuzzPacketThroughTheChain(f *testing.F) {
 	for _, p := range packed[:40] {
 		f.Add(p)
 	}
-	f.Add([]byte{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'w'})          // a question cut short
+	f.Add([]byte{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'w'})           // a question cut short
 	f.Add([]byte{0, 2, 0x80, 0, 0, 1, 0, 0, 0, 0, 0, 0})                // a response
 	f.Add([]byte{0, 3, 0x28, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 1}) // an UPDATE
 	f.Fuzz(func(t *testing.T, data []byte) {
