@@ -71,6 +71,15 @@ func (h Hop) Late(pool *Queue) bool {
 	return true
 }
 
+// Dropped counts, among the drops of the query's queue, one that a plugin
+// below made itself (RateLimited): all drops are counted in one place. A
+// query that came through no queue (TCP) is not counted here.
+func (h Hop) Dropped(r Reason) {
+	if h.Queue != nil {
+		h.Queue.countDrop(r)
+	}
+}
+
 func (q *Queue) countDrop(r Reason) {
 	q.mu.Lock()
 	q.drops[r]++

@@ -24,11 +24,12 @@ const (
 	Late                   // CoDel: the queue's waiting time stayed above target
 	Deadline               // the query waited past the deadline (at any hop)
 	Stalled                // every worker was blocked and no more may be started
+	RateLimited            // a plugin below limited the client's responses (rrl): counted here, dropped there
 	numReasons
 )
 
 // Reasons lists every reason, in order, for metrics.
-var Reasons = [numReasons]Reason{Full, Late, Deadline, Stalled}
+var Reasons = [numReasons]Reason{Full, Late, Deadline, Stalled, RateLimited}
 
 func (r Reason) String() string {
 	switch r {
@@ -40,6 +41,8 @@ func (r Reason) String() string {
 		return "deadline"
 	case Stalled:
 		return "workers"
+	case RateLimited:
+		return "ratelimit"
 	}
 	return "unknown"
 }

@@ -70,6 +70,7 @@ import (
 	_ "github.com/ontimedns/ontime/plugin/alias"
 	_ "github.com/ontimedns/ontime/plugin/codel"
 	_ "github.com/ontimedns/ontime/plugin/fastpack"
+	_ "github.com/ontimedns/ontime/plugin/rrl"
 	_ "github.com/ontimedns/ontime/plugin/zonestore"
 )
 
@@ -98,6 +99,7 @@ var directives = []string{
 	"pprof",
 	"shed",
 	"codel",
+	"rrl",
 	"prometheus",
 	"errors",
 	"log",

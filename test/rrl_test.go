@@ -1,0 +1,127 @@
+package test
+
+import (
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// burst sends one query for each name from a socket bound to from, all at
+// once, and counts the answers: full ones and truncated ones (TC, no
+// records). The rest were dropped.
+func burst(t *testing.T, from, to string, names []string, qtype uint16) (full, tc int) {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(from)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dst, _ := net.ResolveUDPAddr("udp", to)
+	for i, n := range names {
+		m := new(dns.Msg)
+		m.SetQuestion(n, qtype)
+		m.Id = uint16(i + 1)
+		b, _ := m.Pack()
+		if _, err := c.WriteToUDP(b, dst); err != nil {
+			t.Fatal(err)
+		}
+	}
+	buf := make([]byte, 4096)
+	for {
+		c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		n, err := c.Read(buf)
+		if err != nil {
+			return full, tc
+		}
+		m := new(dns.Msg)
+		if m.Unpack(buf[:n]) != nil {
+			t.Fatalf("an answer that does not unpack")
+		}
+		switch {
+		case m.Truncated && len(m.Answer)+len(m.Ns) == 0:
+			tc++
+		case m.Truncated:
+			t.Fatalf("a truncated answer with records: %v", m)
+		default:
+			full++
+		}
+	}
+}
+
+func repeat(name string, n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = name
+	}
+	return s
+}
+
+// TestRRLFloodFromManySources: a flood of one answer from one client
+// network is limited to the rate, every second limited answer sent
+// truncated (slip 2) and the rest dropped, counted in codel's drops; a
+// second network is answered meanwhile; random names under the zone from a
+// third are limited as one (NXDOMAIN is keyed by zone); an exempt network
+// is never limited; TCP from the flooding network is answered in full.
+func TestRRLFloodFromManySources(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    rrl {\n        rate 10\n        exempt 127.0.9.0/24\n    }\n    zonestore %s example.org\n", prom, zf), "example.org")
+	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	drops := func() float64 {
+		return metric(t, prom, `coredns_codel_drops_total{reason="ratelimit",server="`+server+`"}`)
+	}
+	before := drops()
+
+	full, tc := burst(t, "127.0.5.1", s.addr, repeat("www.example.org.", 100), dns.TypeA)
+	t.Logf("one network, 100 queries for one name: %d answered, %d truncated", full, tc)
+	if full < 10 || full > 15 {
+		t.Errorf("%d full answers at rate 10, want about 10", full)
+	}
+	if dropped := 100 - full - tc; tc < dropped-2 || tc > dropped+2 {
+		t.Errorf("%d truncated and %d dropped: slip 2 truncates every second limited answer", tc, dropped)
+	}
+	if got := drops() - before; got != float64(100-full-tc) {
+		t.Errorf("codel counted %v rate-limited drops, want %d", got, 100-full-tc)
+	}
+	if got := metric(t, prom, `coredns_rrl_limited_total{action="slip",server="`+server+`"}`); got != float64(tc) {
+		t.Errorf("coredns_rrl_limited_total{action=slip} = %v, want %d", got, tc)
+	}
+
+	if full, _ := burst(t, "127.0.6.1", s.addr, repeat("www.example.org.", 10), dns.TypeA); full != 10 {
+		t.Errorf("another network: %d of 10 answered", full)
+	}
+
+	var random []string
+	for i := range 100 {
+		random = append(random, fmt.Sprintf("r%d.example.org.", i))
+	}
+	if full, tc := burst(t, "127.0.7.1", s.addr, random, dns.TypeA); full > 15 || tc == 0 {
+		t.Errorf("100 random names under the zone: %d answered in full, %d truncated; want them limited as one", full, tc)
+	}
+
+	if full, _ := burst(t, "127.0.9.1", s.addr, repeat("www.example.org.", 100), dns.TypeA); full != 100 {
+		t.Errorf("exempt network: %d of 100 answered", full)
+	}
+
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP("127.0.5.1")}}
+	conn, err := d.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	dc := &dns.Conn{Conn: conn}
+	for range 20 {
+		m := new(dns.Msg)
+		m.SetQuestion("www.example.org.", dns.TypeA)
+		dc.WriteMsg(m)
+		r, err := dc.ReadMsg()
+		if err != nil || r.Truncated || len(r.Answer) != 1 {
+			t.Fatalf("over TCP from the limited network: %v %v", err, r)
+		}
+	}
+}
