@@ -1,13 +1,17 @@
 package test
 
 import (
+	"encoding/hex"
 	"fmt"
 	"net"
+	"net/netip"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/rrl"
 )
 
 // burst sends one query for each name from a socket bound to from, all at
@@ -123,5 +127,130 @@ func TestRRLFloodFromManySources(t *testing.T) {
 		if err != nil || r.Truncated || len(r.Answer) != 1 {
 			t.Fatalf("over TCP from the limited network: %v %v", err, r)
 		}
+	}
+}
+
+// exchangeFrom sends each message from a socket bound to from, all at
+// once, and returns the answers that came back, by ID.
+func exchangeFrom(t *testing.T, from, to string, msgs []*dns.Msg) map[uint16]*dns.Msg {
+	t.Helper()
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.ParseIP(from)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dst, _ := net.ResolveUDPAddr("udp", to)
+	for _, m := range msgs {
+		b, err := m.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.WriteToUDP(b, dst)
+	}
+	got := map[uint16]*dns.Msg{}
+	buf := make([]byte, 4096)
+	for {
+		c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+		n, err := c.Read(buf)
+		if err != nil {
+			return got
+		}
+		m := new(dns.Msg)
+		if err := m.Unpack(buf[:n]); err != nil {
+			t.Fatalf("an answer that does not unpack: %v", err)
+		}
+		got[m.Id] = m
+	}
+}
+
+// withCookie is a query for www.example.org A with a COOKIE option.
+func withCookie(id uint16, cookie string) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	m.Id = id
+	m.SetEdns0(1232, false)
+	m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: cookie})
+	return m
+}
+
+func cookieIn(m *dns.Msg) string {
+	if opt := m.IsEdns0(); opt != nil {
+		for _, o := range opt.Option {
+			if c, ok := o.(*dns.EDNS0_COOKIE); ok {
+				return c.Cookie
+			}
+		}
+	}
+	return ""
+}
+
+// TestCookies: with rrl in the chain (and fastpack packing), a query with
+// a client cookie gets it back with a server cookie in RFC 9018's layout
+// under the configured secret; a client that returns it is never limited;
+// a flood with a client cookie alone is answered BADCOOKIE past the rate,
+// with a cookie, instead of being dropped; a COOKIE option of no cookie's
+// length is FORMERR; over TCP the cookie comes back too.
+func TestCookies(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	const secret = "e5e973e5a6b2a43f48e7dc849e37bfcf"
+	s := startCoreDNS(t, fmt.Sprintf("    fastpack\n    codel\n    rrl {\n        rate 10\n        cookie-secret %s\n    }\n    zonestore %s example.org\n", secret, zf), "example.org")
+	const client = "0102030405060708"
+	sk, _ := hex.DecodeString(secret)
+	cookies := rrl.NewCookies(sk)
+	ck, _ := hex.DecodeString(client)
+
+	first := exchangeFrom(t, "127.0.11.1", s.addr, []*dns.Msg{withCookie(1, client)})[1]
+	if first == nil || len(first.Answer) != 1 {
+		t.Fatalf("a query with a client cookie: %v", first)
+	}
+	got := cookieIn(first)
+	raw, _ := hex.DecodeString(got)
+	if len(raw) != 24 || got[:16] != client || !cookies.Valid(ck, raw[8:], netip.MustParseAddr("127.0.11.1")) {
+		t.Fatalf("cookie %q: want the client's and a valid 16-octet server cookie", got)
+	}
+
+	var valid []*dns.Msg
+	for i := range 100 {
+		valid = append(valid, withCookie(uint16(i+1), got))
+	}
+	answers := exchangeFrom(t, "127.0.11.1", s.addr, valid)
+	full := 0
+	for _, m := range answers {
+		if m.Rcode == dns.RcodeSuccess && len(m.Answer) == 1 && !m.Truncated {
+			full++
+		}
+	}
+	if full != 100 {
+		t.Errorf("100 queries with a valid server cookie at rate 10: %d answered in full, want all", full)
+	}
+
+	var clientOnly []*dns.Msg
+	for i := range 100 {
+		clientOnly = append(clientOnly, withCookie(uint16(i+1), client))
+	}
+	answers = exchangeFrom(t, "127.0.12.1", s.addr, clientOnly)
+	bad, full := 0, 0
+	for _, m := range answers {
+		switch {
+		case m.Rcode == dns.RcodeBadCookie && len(m.Answer) == 0 && len(cookieIn(m)) == 48:
+			bad++
+		case m.Rcode == dns.RcodeSuccess && len(m.Answer) == 1:
+			full++
+		}
+	}
+	t.Logf("100 queries with a client cookie only: %d answered, %d BADCOOKIE, %d missing", full, bad, 100-len(answers))
+	if len(answers) != 100 || full < 10 || full > 15 || bad != 100-full {
+		t.Errorf("%d answers: %d in full and %d BADCOOKIE; want every one answered, past the rate with BADCOOKIE", len(answers), full, bad)
+	}
+
+	if m := exchangeFrom(t, "127.0.13.1", s.addr, []*dns.Msg{withCookie(7, "0102030405")})[7]; m == nil || m.Rcode != dns.RcodeFormatError {
+		t.Errorf("a 5-octet COOKIE: %v, want FORMERR", m)
+	}
+
+	c := &dns.Client{Net: "tcp", Timeout: 2 * time.Second}
+	r, _, err := c.Exchange(withCookie(9, client), s.addr)
+	if err != nil || len(r.Answer) != 1 || len(cookieIn(r)) != 48 {
+		t.Fatalf("over TCP: %v %v", err, r)
 	}
 }

@@ -2,6 +2,7 @@ package rrl
 
 import (
 	"context"
+	"encoding/hex"
 	"net"
 	"net/netip"
 	"strings"
@@ -14,11 +15,15 @@ import (
 	"github.com/ontimedns/ontime/rrl"
 )
 
-// RRL limits the UDP responses of the plugins after it. TCP responses are
-// never limited: a TCP client's address cannot be spoofed.
+// RRL limits the UDP responses of the plugins after it, and answers DNS
+// Cookies (RFC 7873): every response to a query with a cookie carries a
+// fresh server cookie, and a query that returns a valid one is never
+// limited. TCP responses are never limited: a TCP client's address cannot
+// be spoofed.
 type RRL struct {
-	Next plugin.Handler
-	l    *rrl.Limiter
+	Next    plugin.Handler
+	l       *rrl.Limiter
+	cookies *rrl.Cookies
 }
 
 // Name implements plugin.Handler.
@@ -26,37 +31,72 @@ func (h *RRL) Name() string { return pluginName }
 
 // ServeDNS implements plugin.Handler.
 func (h *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	ua, udp := w.RemoteAddr().(*net.UDPAddr)
-	if !udp {
+	var addr netip.Addr
+	udp := false
+	switch a := w.RemoteAddr().(type) {
+	case *net.UDPAddr:
+		addr, udp = a.AddrPort().Addr().Unmap(), true
+	case *net.TCPAddr:
+		addr = a.AddrPort().Addr().Unmap()
+	}
+	client, server, ok := cookieOf(r)
+	if !ok {
+		// A COOKIE option of a length no cookie has (RFC 7873 section 5.2.2).
+		m := new(dns.Msg)
+		m.SetRcode(r, dns.RcodeFormatError)
+		w.WriteMsg(m)
+		return dns.RcodeFormatError, nil
+	}
+	limit := udp && addr.IsValid() && !h.l.Exempt(addr)
+	if client == nil && !limit {
 		return plugin.NextOrFailure(pluginName, h.Next, ctx, w, r)
 	}
-	addr, ok := netip.AddrFromSlice(ua.IP)
-	if !ok || h.l.Exempt(addr) {
-		return plugin.NextOrFailure(pluginName, h.Next, ctx, w, r)
-	}
+	verified := client != nil && server != nil && h.cookies.Valid(client, server, addr)
 	hop, _ := codel.FromContext(ctx)
-	rw := &writer{ResponseWriter: w, h: h, addr: addr.Unmap(), hop: hop, server: metrics.WithServer(ctx)}
+	rw := &writer{ResponseWriter: w, h: h, addr: addr, hop: hop, server: metrics.WithServer(ctx),
+		client: client, limit: limit && !verified}
 	return plugin.NextOrFailure(pluginName, h.Next, ctx, rw, r)
 }
 
-// writer decides on each response as it is written.
+// cookieOf returns the client cookie and the server cookie (nil if none)
+// of r's COOKIE option, or false if the option has no cookie's length.
+func cookieOf(r *dns.Msg) (client, server []byte, ok bool) {
+	opt := r.IsEdns0()
+	if opt == nil {
+		return nil, nil, true
+	}
+	for _, o := range opt.Option {
+		c, isCookie := o.(*dns.EDNS0_COOKIE)
+		if !isCookie {
+			continue
+		}
+		raw, err := hex.DecodeString(c.Cookie)
+		if err != nil || !rrl.WellFormed(len(raw)) {
+			return nil, nil, false
+		}
+		if len(raw) > rrl.ClientCookieLen {
+			server = raw[rrl.ClientCookieLen:]
+		}
+		return raw[:rrl.ClientCookieLen], server, true
+	}
+	return nil, nil, true
+}
+
+// writer decides on each response as it is written, and gives it the
+// client's cookie.
 type writer struct {
 	dns.ResponseWriter
 	h      *RRL
 	addr   netip.Addr
 	hop    codel.Hop
 	server string
+	client []byte // the query's client cookie, nil if none
+	limit  bool   // UDP, not exempt, no valid server cookie
 }
 
 func (w *writer) WriteMsg(m *dns.Msg) error {
-	kind, name, qtype := classify(m)
-	switch w.h.l.Decide(w.addr, kind, name, qtype) {
-	case rrl.Slip:
-		limited.WithLabelValues(w.server, "slip").Inc()
-		return w.ResponseWriter.WriteMsg(truncated(m))
-	case rrl.Drop:
-		limited.WithLabelValues(w.server, "drop").Inc()
-		w.hop.Dropped(codel.RateLimited)
+	m, send := w.decide(m)
+	if !send {
 		return nil
 	}
 	return w.ResponseWriter.WriteMsg(m)
@@ -69,21 +109,76 @@ func (w *writer) Write(b []byte) (int, error) {
 	if m.Unpack(b) != nil {
 		return w.ResponseWriter.Write(b)
 	}
-	kind, name, qtype := classify(m)
-	switch w.h.l.Decide(w.addr, kind, name, qtype) {
-	case rrl.Slip:
-		limited.WithLabelValues(w.server, "slip").Inc()
-		t, err := truncated(m).Pack()
-		if err != nil {
-			return 0, err
-		}
-		return w.ResponseWriter.Write(t)
-	case rrl.Drop:
-		limited.WithLabelValues(w.server, "drop").Inc()
-		w.hop.Dropped(codel.RateLimited)
+	m, send := w.decide(m)
+	if !send {
 		return len(b), nil
 	}
-	return w.ResponseWriter.Write(b)
+	out, err := m.Pack()
+	if err != nil {
+		return 0, err
+	}
+	return w.ResponseWriter.Write(out)
+}
+
+// decide returns what to send for m, and whether to send anything.
+func (w *writer) decide(m *dns.Msg) (*dns.Msg, bool) {
+	if w.limit {
+		kind, name, qtype := classify(m)
+		action := w.h.l.Decide(w.addr, kind, name, qtype)
+		if action != rrl.Send && w.client != nil {
+			// A client that sent a cookie can prove its address:
+			// BADCOOKIE, with a server cookie to ask again with
+			// (RFC 7873 section 5.2.3). No larger than the query.
+			limited.WithLabelValues(w.server, "badcookie").Inc()
+			b := &dns.Msg{MsgHdr: m.MsgHdr, Question: m.Question}
+			b.Rcode = dns.RcodeBadCookie
+			return w.withCookie(b), true
+		}
+		switch action {
+		case rrl.Slip:
+			limited.WithLabelValues(w.server, "slip").Inc()
+			return truncated(m), true
+		case rrl.Drop:
+			limited.WithLabelValues(w.server, "drop").Inc()
+			w.hop.Dropped(codel.RateLimited)
+			return nil, false
+		}
+	}
+	if w.client != nil {
+		m = w.withCookie(m)
+	}
+	return m, true
+}
+
+// withCookie returns a copy of m whose OPT record carries the client's
+// cookie and a fresh server cookie; m and its records are left alone.
+func (w *writer) withCookie(m *dns.Msg) *dns.Msg {
+	s := w.h.cookies.Make(w.client, w.addr)
+	cookie := &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: hex.EncodeToString(w.client) + hex.EncodeToString(s[:])}
+	c := *m
+	c.Extra = make([]dns.RR, 0, len(m.Extra)+1)
+	var opt *dns.OPT
+	for _, rr := range m.Extra {
+		if o, ok := rr.(*dns.OPT); ok && opt == nil {
+			cp := *o
+			cp.Option = nil
+			for _, e := range o.Option {
+				if e.Option() != dns.EDNS0COOKIE {
+					cp.Option = append(cp.Option, e)
+				}
+			}
+			opt = &cp
+			rr = opt
+		}
+		c.Extra = append(c.Extra, rr)
+	}
+	if opt == nil {
+		opt = &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
+		opt.SetUDPSize(dns.MinMsgSize) // the server sets the size and DO from the query
+		c.Extra = append(c.Extra, opt)
+	}
+	opt.Option = append(opt.Option, cookie)
+	return &c
 }
 
 // classify returns the kind of answer m is and the name (and type) its

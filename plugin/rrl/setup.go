@@ -3,6 +3,7 @@
 package rrl
 
 import (
+	"encoding/hex"
 	"net/netip"
 	"strconv"
 
@@ -22,7 +23,7 @@ func setup(c *caddy.Controller) error {
 	if err != nil {
 		return plugin.Error(pluginName, err)
 	}
-	h := &RRL{l: rrl.New(cfg)}
+	h := &RRL{l: rrl.New(cfg.Config), cookies: rrl.NewCookies(cfg.secret)}
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
 		h.Next = next
 		return h
@@ -39,11 +40,19 @@ func setup(c *caddy.Controller) error {
 //	    ipv6-prefix N     client network length, IPv6 (56)
 //	    table N           buckets in the table, fixed (65536)
 //	    exempt PREFIX...  networks never limited
+//	    cookie-secret HEX the 16-octet secret of server cookies, shared by
+//	                      the servers of one anycast address (random)
 //	}
 //
 // where every setting, and the block, may be left out.
-func parse(c *caddy.Controller) (rrl.Config, error) {
-	var cfg rrl.Config
+// config is the limiter's settings and the cookies' secret.
+type config struct {
+	rrl.Config
+	secret []byte // nil: a random one
+}
+
+func parse(c *caddy.Controller) (config, error) {
+	var cfg config
 	i := 0
 	for c.Next() {
 		if i > 0 {
@@ -75,6 +84,14 @@ func parse(c *caddy.Controller) (rrl.Config, error) {
 			}
 			if len(args) != 1 {
 				return cfg, c.Errf("%s takes one value", key)
+			}
+			if key == "cookie-secret" {
+				b, err := hex.DecodeString(args[0])
+				if err != nil || len(b) != 16 {
+					return cfg, c.Errf("cookie-secret: want 16 octets in hex (32 digits)")
+				}
+				cfg.secret = b
+				continue
 			}
 			n, err := strconv.Atoi(args[0])
 			if err != nil {

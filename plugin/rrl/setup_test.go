@@ -32,6 +32,9 @@ func TestParse(t *testing.T) {
 		{"rrl {\n exempt somewhere\n}", false, rrl.Config{}},
 		{"rrl {\n burst 5\n}", false, rrl.Config{}},
 		{"rrl\nrrl", false, rrl.Config{}},
+		{"rrl {\n cookie-secret e5e973e5a6b2a43f48e7dc849e37bfcf\n}", true, rrl.Config{}},
+		{"rrl {\n cookie-secret e5e973\n}", false, rrl.Config{}},
+		{"rrl {\n cookie-secret secret\n}", false, rrl.Config{}},
 	} {
 		got, err := parse(caddy.NewTestController("dns", c.in))
 		if (err == nil) != c.ok {
