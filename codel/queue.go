@@ -20,11 +20,11 @@ type Task interface {
 type Reason uint8
 
 const (
-	Full     Reason = iota // the queue was full: its oldest query made room for the newest
-	Late                   // CoDel: the queue's waiting time stayed above target
-	Deadline               // the query waited past the deadline (at any hop)
-	Stalled                // every worker was blocked and no more may be started
-	RateLimited            // a plugin below limited the client's responses (rrl): counted here, dropped there
+	Full        Reason = iota // the queue was full: its oldest query made room for the newest
+	Late                      // CoDel: the queue's waiting time stayed above target
+	Deadline                  // the query waited past the deadline (at any hop)
+	Stalled                   // every worker was blocked and no more may be started
+	RateLimited               // a plugin below limited the client's responses (rrl): counted here, dropped there
 	numReasons
 )
 
