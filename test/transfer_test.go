@@ -2,12 +2,17 @@ package test
 
 import (
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -172,5 +177,53 @@ func TestKnotFollowsOntime(t *testing.T) {
 	want := "SOA 2, SOA 1, www.example.org. A 192.0.2.1, SOA 2, www.example.org. A 192.0.2.2, SOA 2"
 	if strings.Join(got, ", ") != want {
 		t.Fatalf("IXFR from serial 1:\n got %s\nwant %s", strings.Join(got, ", "), want)
+	}
+}
+
+// TestTransferRefusalsAreLoggedAndCounted: AXFR goes only to the addresses
+// the stock transfer plugin lists; from anyone else it is refused, and the
+// refusal is logged (the log plugin's error class) and counted (the
+// prometheus plugin's responses by rcode), which is how an operator of
+// this build sees attempts to pull a zone (plugin/zonestore/README.md).
+func TestTransferRefusalsAreLoggedAndCounted(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    log . {\n        class error\n    }\n    transfer {\n        to 127.0.0.2\n    }\n    zonestore %s example.org", prom, zf), "example.org")
+	axfr := func(from string) (*dns.Msg, error) {
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 2 * time.Second}
+		conn, err := d.Dial("tcp", s.addr)
+		if err != nil {
+			return nil, err
+		}
+		defer conn.Close()
+		c := &dns.Conn{Conn: conn}
+		m := new(dns.Msg)
+		m.SetAxfr("example.org.")
+		if err := c.WriteMsg(m); err != nil {
+			return nil, err
+		}
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		return c.ReadMsg()
+	}
+	if r, err := axfr("127.0.0.2"); err != nil || r.Rcode != dns.RcodeSuccess || len(r.Answer) == 0 {
+		t.Fatalf("AXFR from the listed address: %v %v", err, r)
+	}
+	r, err := axfr("127.0.0.3")
+	if err != nil || r.Rcode != dns.RcodeRefused || len(r.Answer) != 0 {
+		t.Fatalf("AXFR from an address not listed: %v %v, want REFUSED", err, r)
+	}
+	eventually(t, "the refusal in the log", func() bool {
+		return strings.Contains(s.log.String(), "127.0.0.3") && strings.Contains(s.log.String(), "AXFR") && strings.Contains(s.log.String(), "REFUSED")
+	})
+	resp, err := http.Get("http://" + prom + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if !regexp.MustCompile(`(?m)^coredns_dns_responses_total\{[^}]*rcode="REFUSED"[^}]*\} [1-9]`).Match(body) ||
+		!regexp.MustCompile(`(?m)^coredns_dns_requests_total\{[^}]*type="AXFR"[^}]*\} 2`).Match(body) {
+		t.Fatalf("the refused AXFR is not counted:\n%s", regexp.MustCompile(`(?m)^coredns_dns_(requests|responses)_total.*$`).FindAll(body, -1))
 	}
 }
