@@ -25,6 +25,13 @@ type LocalTask interface {
 type worker struct {
 	q       *Queue
 	local   Local // nil unless Config.Local is set
+	// short: the queue held fewer than feedBelow queries when the worker
+	// last took one, so it feeds before the next. With more queued, it
+	// feeds every feedEvery: a system call a query that mostly found the
+	// socket empty was a fifth of the core, and a query left in the
+	// socket for feedEvery is unseen for far less than CoDel's target.
+	short     bool
+	took, fed int64 // when it last took a query, and last fed (queue clock)
 	wake    chan struct{}
 	extra   bool         // added for a blocked one: retires when idle for long
 	inTask  atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
@@ -34,7 +41,7 @@ type worker struct {
 
 // startWorker is called with q.mu held.
 func (q *Queue) startWorker(extra bool) {
-	w := &worker{q: q, wake: make(chan struct{}, 1), extra: extra}
+	w := &worker{q: q, wake: make(chan struct{}, 1), extra: extra, short: true}
 	if q.cfg.Local != nil {
 		w.local = q.cfg.Local()
 	}
@@ -47,8 +54,9 @@ func (w *worker) loop() {
 	defer w.q.wg.Done()
 	feed := w.q.cfg.Feed
 	for {
-		if feed != nil {
+		if feed != nil && (w.short || w.took-w.fed >= feedEvery) {
 			feed()
+			w.fed = w.took
 		}
 		e, sojourn, ok := w.take()
 		w.tellDropped()
@@ -64,6 +72,13 @@ func (w *worker) loop() {
 		w.inTask.Store(0)
 	}
 }
+
+// feedBelow is how few queued queries make a worker feed before its next;
+// with more, it feeds every feedEvery.
+const (
+	feedBelow = 8
+	feedEvery = int64(200 * time.Microsecond)
+)
 
 // run runs t; a panic is counted and the worker goes on.
 func (w *worker) run(t Task) {
@@ -96,6 +111,8 @@ func (w *worker) take() (entry, int64, bool) {
 		if e, sojourn, ok := q.next(q.cfg.Clock(), &w.dropped); ok {
 			q.progress++
 			q.stalled = false
+			w.short = q.n < feedBelow
+			w.took = e.arrival + sojourn
 			q.mu.Unlock()
 			return e, sojourn, true
 		}

@@ -1,0 +1,42 @@
+package codel
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+)
+
+// TestFeedWhenShortOrDue: a worker feeds before each query while the
+// queue is short; with feedBelow or more queued it feeds only once
+// feedEvery has passed since it last did, so that the system call that
+// mostly finds the socket empty is not made for every query, and no query
+// stays unread in the socket for longer than that.
+func TestFeedWhenShortOrDue(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		advance int64 // the clock moves this much as each task runs
+		min     int   // feeds at least, for the 20 queued tasks
+		max     int
+	}{
+		{"clock still: only while short", 0, 1, feedBelow + 2},
+		{"clock moving past feedEvery each task: every time", feedEvery, 20, 22},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			clock := newFake(1_000_000)
+			var feeds atomic.Int64
+			q := New(Config{Workers: 1, FIFO: true, Clock: clock.now, Feed: func() { feeds.Add(1) }})
+			defer q.Close()
+			log := newEvents()
+			release := blockWorker(t, q, log, clock.now())
+			before := feeds.Load()
+			for i := range 20 {
+				q.Submit(&task{name: fmt.Sprint(i), log: log, clock: clock, advance: c.advance}, clock.now())
+			}
+			release()
+			waitFor(t, "the 20 tasks", func() bool { return len(log.ran()) == 21 })
+			if n := int(feeds.Load() - before); n < c.min || n > c.max {
+				t.Fatalf("%d feeds for 20 queued tasks, want %d to %d", n, c.min, c.max)
+			}
+		})
+	}
+}
