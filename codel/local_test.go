@@ -44,10 +44,11 @@ func (t *localTask) RunLocal(l Local) {
 }
 func (t *localTask) Drop(Reason) {}
 
-// TestLocalHeldUntilTheQueueIsEmpty: what a worker's tasks leave in its
-// Local goes out together when the worker finds nothing more to do, not
-// one task at a time, and nothing stays held while it waits.
-func TestLocalHeldUntilTheQueueIsEmpty(t *testing.T) {
+// TestLocalHeldWhileTheQueueIsLong: what a worker's tasks leave in its
+// Local goes out together while feedBelow or more queries wait behind
+// them; once fewer do, before each next task (which might block with the
+// answers held), and when the worker finds the queue empty.
+func TestLocalHeldWhileTheQueueIsLong(t *testing.T) {
 	var mu sync.Mutex
 	var flushes [][]string
 	q := New(Config{Workers: 1, FIFO: true, Local: func() Local { return &held{mu: &mu, flushes: &flushes} }})
@@ -56,31 +57,39 @@ func TestLocalHeldUntilTheQueueIsEmpty(t *testing.T) {
 	first := &localTask{name: "a", gate: make(chan struct{}), started: make(chan struct{})}
 	q.Submit(first, Now())
 	<-first.started // the one worker is busy: the next ones queue behind it
-	for _, name := range []string{"b", "c", "d"} {
+	names := []string{"b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m"}
+	for _, name := range names {
 		q.Submit(&localTask{name: name}, Now())
 	}
 	close(first.gate)
-	waitFor(t, "the held tasks to be flushed", func() bool {
+	waitFor(t, "every task flushed", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(flushes) > 0
+		n := 0
+		for _, f := range flushes {
+			n += len(f)
+		}
+		return n == 13
 	})
 	mu.Lock()
 	got := flushes
 	mu.Unlock()
-	if want := [][]string{{"a", "b", "c", "d"}}; !slices.EqualFunc(got, want, slices.Equal) {
-		t.Fatalf("flushes = %v, want %v: held while the queue had work, let go once it had none", got, want)
+	// b to e are taken with 11 to 8 still queued: held with a. From f on
+	// (7 queued), each is let go before the next task.
+	want := [][]string{{"a", "b", "c", "d", "e"}, {"f"}, {"g"}, {"h"}, {"i"}, {"j"}, {"k"}, {"l"}, {"m"}}
+	if !slices.EqualFunc(got, want, slices.Equal) {
+		t.Fatalf("flushes = %v, want %v", got, want)
 	}
 
 	// An idle worker holds nothing: one more task goes out on its own.
-	q.Submit(&localTask{name: "e"}, Now())
+	q.Submit(&localTask{name: "n"}, Now())
 	waitFor(t, "the lone task to be flushed", func() bool {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(flushes) == 2
+		return len(flushes) == len(want)+1
 	})
-	if got := flushes[1]; !slices.Equal(got, []string{"e"}) {
-		t.Fatalf("second flush = %v, want [e]", got)
+	if got := flushes[len(want)]; !slices.Equal(got, []string{"n"}) {
+		t.Fatalf("last flush = %v, want [n]", got)
 	}
 }
 

@@ -326,12 +326,26 @@ func (q *Queue) armStall() {
 // saturated (95%), one added worker retires.
 func (q *Queue) checkStall() {
 	q.mu.Lock()
-	defer q.mu.Unlock()
+	var held []Local
+	defer func() {
+		q.mu.Unlock()
+		for _, l := range held {
+			l.Flush()
+		}
+	}()
 	q.watching = false
 	if q.closed || q.n == 0 || len(q.idle) > 0 {
 		return
 	}
 	now := q.cfg.Clock()
+	// A worker inside one query for StallAfter (blocked, or computing a
+	// costly one) may hold answers written before it: they go now, not
+	// when it is done.
+	for _, w := range q.workers {
+		if t := w.inTask.Load(); w.local != nil && t != 0 && now-t >= int64(q.cfg.StallAfter) {
+			held = append(held, w.local)
+		}
+	}
 	used, known := q.cpuUsed()
 	if known && used >= 0.95 {
 		// One at a time: under a blocking plugin the CPUs can be

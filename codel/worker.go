@@ -8,9 +8,12 @@ import (
 
 // Local is a worker's own state, handed to the tasks it runs that want it
 // (LocalTask): work they leave to be done together, such as answers sent
-// in one system call. The worker flushes it when it finds the queue empty,
-// before it waits, and before it exits: nothing is held back while the
-// worker has nothing else to do.
+// in one system call. The worker flushes it before each task while fewer
+// than feedBelow wait in the queue, when it finds the queue empty, before
+// it waits, and before it exits: work is held back only while the queue
+// is long, and never while the worker has nothing else to do. The queue's stall check also flushes the
+// Local of a worker that has been inside one task for StallAfter (a
+// plugin that blocks), from its own goroutine: Flush must allow that.
 type Local interface{ Flush() }
 
 // LocalTask is a Task that uses the state of the worker that runs it.
@@ -65,6 +68,12 @@ func (w *worker) loop() {
 				w.local.Flush()
 			}
 			return
+		}
+		if w.local != nil && w.short {
+			// Few queued: no batch worth waiting for, and the query
+			// about to run may block (a plugin doing I/O) with the
+			// answers still held.
+			w.local.Flush()
 		}
 		w.stats.observe(sojourn)
 		w.inTask.Store(max(e.arrival+sojourn, 1)) // when it was taken

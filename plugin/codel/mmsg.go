@@ -130,13 +130,15 @@ const maxHold = 100 * time.Microsecond
 // due sends what is held if the first of it has waited maxHold: the
 // worker calls it before each query.
 func (o *outbox) due(now int64) {
-	if o.n == 0 || now-o.first < int64(maxHold) {
-		return
+	o.mu.Lock()
+	if o.n > 0 && now-o.first >= int64(maxHold) {
+		o.send()
 	}
-	o.Flush()
+	o.mu.Unlock()
 }
 
-// Flush implements codel.Local: the worker has nothing else to do.
+// Flush implements codel.Local: the worker has nothing else to do, or the
+// queue found it inside one query for long (a plugin that blocks).
 func (o *outbox) Flush() {
 	o.mu.Lock()
 	o.send()
