@@ -1,0 +1,131 @@
+package test
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"net"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// The limits of one server, each at its edge (README.md, "Limits").
+
+// TestOversizedUDPQuery: codel reads a UDP datagram into 4,096 octets; a
+// longer query is cut short by the kernel, fails to unpack and is answered
+// FORMERR (or not at all), and the server goes on answering.
+func TestOversizedUDPQuery(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	s := startCoreDNS(t, fmt.Sprintf("    codel\n    fastpack\n    zonestore %s example.org\n", zf), "example.org")
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	m.SetEdns0(4096, false)
+	m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_PADDING{Padding: make([]byte, 6000)})
+	b, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("udp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write(b)
+	c.SetReadDeadline(time.Now().Add(time.Second))
+	buf := make([]byte, 4096)
+	if n, err := c.Read(buf); err == nil {
+		r := new(dns.Msg)
+		if r.Unpack(buf[:n]) != nil || r.Rcode != dns.RcodeFormatError || r.Id != m.Id {
+			t.Fatalf("a %d-octet query got %v, want FORMERR or nothing", len(b), r)
+		}
+	}
+	if a := answerA(t, s.addr, "www.example.org."); a != "192.0.2.1" {
+		t.Fatalf("after the oversized query: %s", a)
+	}
+	if strings.Contains(s.log.String(), "panic") {
+		t.Fatalf("a panic:\n%s", s.log.String())
+	}
+}
+
+// TestTCPIdleTimeout: a TCP connection with nothing asked on it is closed
+// after the idle timeout (CoreDNS's 10 s by default; here the stock
+// timeouts plugin's 1 s); one in use is served.
+func TestTCPIdleTimeout(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	s := startCoreDNS(t, fmt.Sprintf("    timeouts {\n        idle 1s\n    }\n    codel\n    zonestore %s example.org\n", zf), "example.org")
+	conn, err := net.Dial("tcp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	dc := &dns.Conn{Conn: conn}
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	if err := dc.WriteMsg(m); err != nil {
+		t.Fatal(err)
+	}
+	if r, err := dc.ReadMsg(); err != nil || len(r.Answer) != 1 {
+		t.Fatalf("a query in use: %v %v", err, r)
+	}
+	start := time.Now()
+	conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+	var one [1]byte
+	if _, err := conn.Read(one[:]); err != io.EOF {
+		t.Fatalf("an idle connection: read %v, want the server to close it", err)
+	}
+	if d := time.Since(start); d < 900*time.Millisecond || d > 4*time.Second {
+		t.Fatalf("closed after %v idle, want about 1 s", d)
+	}
+}
+
+// TestQueueBoundAtItsEdge: with one worker that may not be replaced and
+// room for 4 queued, 20 queries that each take 200 ms at once are
+// answered at most 5 at a time; the rest are dropped in codel, counted as
+// full or workers, and none is lost uncounted.
+func TestQueueBoundAtItsEdge(t *testing.T) {
+	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        workers 1\n        max_workers 1\n        queue 4\n    }\n    erratic {\n        delay 1 200ms\n    }\n", prom))
+	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	dst, _ := net.ResolveUDPAddr("udp", s.addr)
+	for i := range 20 {
+		m := new(dns.Msg)
+		m.SetQuestion("example.org.", dns.TypeA)
+		m.Id = uint16(i + 1)
+		b, _ := m.Pack()
+		c.WriteToUDP(b, dst)
+	}
+	answered := 0
+	buf := make([]byte, 512)
+	for {
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		n, err := c.Read(buf)
+		if err != nil {
+			break
+		}
+		if n >= 2 && binary.BigEndian.Uint16(buf) != 0 {
+			answered++
+		}
+	}
+	var dropped float64
+	eventually(t, "the drops counted", func() bool {
+		dropped = metric(t, prom, `coredns_codel_drops_total{reason="full",server="`+server+`"}`) +
+			metric(t, prom, `coredns_codel_drops_total{reason="workers",server="`+server+`"}`) +
+			metric(t, prom, `coredns_codel_drops_total{reason="codel",server="`+server+`"}`) +
+			metric(t, prom, `coredns_codel_drops_total{reason="deadline",server="`+server+`"}`)
+		return int(dropped)+answered == 20
+	})
+	if answered > 5 || answered == 0 {
+		t.Fatalf("%d of 20 answered with one worker and room for 4, want 1 to 5 (%v dropped)", answered, dropped)
+	}
+}
