@@ -183,7 +183,7 @@ func TestAliasAnswers(t *testing.T) {
 			}
 		}
 	}
-	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	server := "dns://" + s.addr
 	lookups := func(result string) float64 {
 		return metric(t, metrics, `coredns_alias_lookups_total{result="`+result+`",server="`+server+`"}`)
 	}
@@ -206,7 +206,7 @@ func TestAliasCachesSharesAndExpires(t *testing.T) {
 	writeZone(t, zf, 1, aliasZone...)
 	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    alias {\n        upstream %s\n    }\n    zonestore %s example.org", metrics, up.addr, zf), "example.org")
-	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	server := "dns://" + s.addr
 	lookups := func(result string) float64 {
 		return metric(t, metrics, `coredns_alias_lookups_total{result="`+result+`",server="`+server+`"}`)
 	}
@@ -450,7 +450,7 @@ func TestAliasLateOnReturnIsDropped(t *testing.T) {
 	writeZone(t, zf, 1, aliasZone...)
 	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        deadline 100ms\n    }\n    alias {\n        upstream %s\n        timeout 300ms\n    }\n    zonestore %s example.org", metrics, up.addr, zf), "example.org")
-	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	server := "dns://" + s.addr
 	drops := func() float64 {
 		return metric(t, metrics, `coredns_codel_drops_total{reason="deadline",server="`+server+`"}`)
 	}

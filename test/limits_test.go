@@ -91,7 +91,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 func TestQueueBoundAtItsEdge(t *testing.T) {
 	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        workers 1\n        max_workers 1\n        queue 4\n    }\n    erratic {\n        delay 1 200ms\n    }\n", prom))
-	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	server := "dns://" + s.addr
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ func TestRRLFloodFromManySources(t *testing.T) {
 	writeZone(t, zf, 1, "www A 192.0.2.1")
 	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    rrl {\n        rate 10\n        exempt 127.0.9.0/24\n    }\n    zonestore %s example.org\n", prom, zf), "example.org")
-	server := "dns://127.0.0.1" + s.addr[len("127.0.0.1"):]
+	server := "dns://" + s.addr
 	drops := func() float64 {
 		return metric(t, prom, `coredns_codel_drops_total{reason="ratelimit",server="`+server+`"}`)
 	}
