@@ -15,6 +15,7 @@ import (
 
 	"github.com/ontimedns/ontime/alias"
 	_ "github.com/ontimedns/ontime/alias/record" // zone files may hold ALIAS
+	"github.com/ontimedns/ontime/internal/serverlabel"
 )
 
 const pluginName = "alias"
@@ -29,7 +30,7 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error(pluginName, err)
 	}
 	config := dnsserver.GetConfig(c)
-	a.server = "dns://" + config.ListenHosts[0] + ":" + config.Port
+	a.server = serverlabel.Of(config)
 	c.OnStartup(func() error {
 		// Every handler of the server block is known by now, and no query
 		// has been served yet.

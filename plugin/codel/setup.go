@@ -4,7 +4,6 @@
 package codel
 
 import (
-	"net"
 	"strconv"
 	"time"
 
@@ -15,6 +14,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/serverlabel"
 )
 
 const pluginName = "codel"
@@ -29,7 +29,7 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error(pluginName, err)
 	}
 	config := dnsserver.GetConfig(c)
-	h := &Codel{drop: opts.drop, socket: opts.socket, server: serverLabel(config)}
+	h := &Codel{drop: opts.drop, socket: opts.socket, server: serverlabel.Of(config)}
 	cfg.Feed = h.feed
 	if opts.socket {
 		cfg.Local = func() codel.Local { return new(outbox) }
@@ -150,13 +150,4 @@ func parse(c *caddy.Controller) (codel.Config, options, error) {
 		return cfg, opts, c.Errf("max_workers %d is fewer than workers %d", cfg.MaxWorkers, cfg.Workers)
 	}
 	return cfg, opts, nil
-}
-
-// serverLabel names the server as CoreDNS's own metrics do ("dns://:53").
-func serverLabel(cfg *dnsserver.Config) string {
-	host := ""
-	if len(cfg.ListenHosts) > 0 {
-		host = cfg.ListenHosts[0]
-	}
-	return cfg.Transport + "://" + net.JoinHostPort(host, cfg.Port)
 }
