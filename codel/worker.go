@@ -26,8 +26,8 @@ type LocalTask interface {
 // worker is a long-lived goroutine serving the queue. It keeps its grown
 // stack from one query to the next, which a goroutine per query cannot.
 type worker struct {
-	q       *Queue
-	local   Local // nil unless Config.Local is set
+	q     *Queue
+	local Local // nil unless Config.Local is set
 	// short: the queue held fewer than feedBelow queries when the worker
 	// last took one, so it feeds before the next. With more queued, it
 	// feeds every feedEvery: a system call a query that mostly found the
@@ -35,11 +35,11 @@ type worker struct {
 	// socket for feedEvery is unseen for far less than CoDel's target.
 	short     bool
 	took, fed int64 // when it last took a query, and last fed (queue clock)
-	wake    chan struct{}
-	extra   bool         // added for a blocked one: retires when idle for long
-	inTask  atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
-	dropped []drop
-	stats   workerStats
+	wake      chan struct{}
+	extra     bool         // added for a blocked one: retires when idle for long
+	inTask    atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
+	dropped   []drop
+	stats     workerStats
 }
 
 // startWorker is called with q.mu held.
