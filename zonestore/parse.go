@@ -1,6 +1,7 @@
 package zonestore
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
@@ -9,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/yield"
 )
 
 // Parse reads a zone in RFC 1035 master file format and builds it. file names
@@ -18,7 +21,7 @@ func Parse(r io.Reader, origin, file string) (*Zone, error) {
 	if err != nil {
 		return nil, err
 	}
-	err = readRecords(r, b.origin, file, func(rr dns.RR, line int) error { return b.Add(rr, line) })
+	err = readRecords(r, b.origin, file, nil, func(rr dns.RR, line int) error { return b.Add(rr, line) }) // Add paces
 	if err != nil {
 		return nil, err
 	}
@@ -26,8 +29,8 @@ func Parse(r io.Reader, origin, file string) (*Zone, error) {
 }
 
 // readRecords parses a master file, handing each record to f with the
-// line it ended on.
-func readRecords(r io.Reader, origin, file string, f func(dns.RR, int) error) error {
+// line it ended on, and ticking pace for each.
+func readRecords(r io.Reader, origin, file string, pace *yield.Pacer, f func(dns.RR, int) error) error {
 	lr := &lineReader{r: r}
 	zp := dns.NewZoneParser(lr, origin, file)
 	zp.SetIncludeAllowed(true)
@@ -35,6 +38,7 @@ func readRecords(r io.Reader, origin, file string, f func(dns.RR, int) error) er
 		zp.SetIncludeFS(os.DirFS(filepath.Dir(file)))
 	}
 	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		pace.Tick()
 		// The lexer has just read the newline that ends the record, so the
 		// lines read so far are the record's last line.
 		if err := f(rr, lr.lines); err != nil {
@@ -61,14 +65,21 @@ func parseError(origin, file string, err error) *Error {
 
 var lineInMessage = regexp.MustCompile(` at line: (\d+):\d+$`)
 
-// ParseFile opens and parses a zone file.
+// ParseFile reads and parses a zone file. A large one keeps its text for
+// the next Reparse.
 func ParseFile(path, origin string) (*Zone, error) {
-	f, err := os.Open(path)
+	text, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{Origin: dns.CanonicalName(origin), File: path, Reason: err.Error()}
 	}
-	defer f.Close()
-	return Parse(f, origin, path)
+	z, err := Parse(bytes.NewReader(text), origin, path)
+	if err != nil {
+		return nil, err
+	}
+	var pace yield.Pacer
+	defer pace.Close()
+	z.keepText(text, &pace)
+	return z, nil
 }
 
 // lineReader counts the newlines the zone lexer has consumed. The lexer uses

@@ -30,6 +30,8 @@ type Zone struct {
 	records int // RRs held, for metrics and tests
 
 	expired bool // a secondary zone past its SOA expire: answered with SERVFAIL
+
+	text *masterText // a large file's records as text, for the next Reparse; nil otherwise
 }
 
 // node is one owner name of a zone. Nodes refer to other nodes by key, never
