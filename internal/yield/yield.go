@@ -25,8 +25,9 @@ const (
 	// arrives meanwhile may wait behind it.
 	Slice = 200 * time.Microsecond
 	// nap is how long a yield parks when no query is waiting: long
-	// enough that the timer has not fired before the goroutine parks.
-	nap = 10 * time.Microsecond
+	// enough that the timer has not fired before the goroutine parks
+	// (the kernel's timer slack makes a park about 50 µs anyway).
+	nap = 50 * time.Microsecond
 	// checkEvery is how many Ticks pass between readings of the clock.
 	checkEvery = 32
 )
