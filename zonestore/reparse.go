@@ -30,36 +30,40 @@ func (z *Zone) Reparse(r io.Reader, file string) (*Zone, error) {
 	}
 	var pace yield.Pacer
 	defer pace.Close()
-	if next := z.reparseText(text, file, &pace); next != nil {
+	// Scanned once: compared with z's, and kept by the new version either way.
+	var cur *masterText
+	if len(text) >= textMinBytes {
+		cur = scanText(text, &pace)
+	}
+	if next := z.reparseText(cur, file, &pace); next != nil {
 		return next, nil
 	}
 	next, err := z.reparseRecords(bytes.NewReader(text), file, &pace)
 	if err != nil {
 		return nil, err
 	}
-	next.keepText(text, &pace)
+	next.text = cur
 	return next, nil
 }
 
-// reparseText is Reparse by text comparison, or nil where that does not
-// apply or fails: the caller parses the whole file then, and its errors
-// are the ones reported, with their lines.
-func (z *Zone) reparseText(text []byte, file string, pace *yield.Pacer) *Zone {
+// reparseText is Reparse by comparing cur, the new file's text, with z's,
+// or nil where that does not apply or fails: the caller parses the whole
+// file then, and its errors are the ones reported, with their lines.
+func (z *Zone) reparseText(cur *masterText, file string, pace *yield.Pacer) *Zone {
 	old := z.text
-	if old == nil || z.signed || len(old.units) != z.records {
+	if old == nil || cur == nil || z.signed || len(old.units) != z.records {
 		return nil // no text kept, or records that two lines both hold
 	}
-	cur := scanText(text, pace)
-	if cur == nil || !bytes.Equal(cur.header, old.header) {
+	if !bytes.Equal(cur.header, old.header) {
 		return nil
 	}
 	var added, removed []unit
 	kept := make([]bool, len(old.units))
-	for i, u := range cur.units {
+	for _, u := range cur.units {
 		pace.Tick()
 		if p, ok := old.index[u.hash]; ok {
 			kept[p] = true
-		} else if added = append(added, cur.units[i]); len(added) > maxTextEdits {
+		} else if added = append(added, u); len(added) > maxTextEdits {
 			return nil
 		}
 	}
