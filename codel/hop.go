@@ -80,6 +80,10 @@ func (h Hop) Dropped(r Reason) {
 	}
 }
 
+// Refused counts, among the queue's drops, what the server refused before
+// any query reached a queue (TCPConns): all drops are counted in one place.
+func (q *Queue) Refused(r Reason) { q.countDrop(r) }
+
 func (q *Queue) countDrop(r Reason) {
 	q.mu.Lock()
 	q.drops[r]++

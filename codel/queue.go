@@ -25,11 +25,12 @@ const (
 	Deadline                  // the query waited past the deadline (at any hop)
 	Stalled                   // every worker was blocked and no more may be started
 	RateLimited               // a plugin below limited the client's responses (rrl): counted here, dropped there
+	TCPConns                  // a TCP connection refused: its client, or the server, held its limit of them
 	numReasons
 )
 
 // Reasons lists every reason, in order, for metrics.
-var Reasons = [numReasons]Reason{Full, Late, Deadline, Stalled, RateLimited}
+var Reasons = [numReasons]Reason{Full, Late, Deadline, Stalled, RateLimited, TCPConns}
 
 func (r Reason) String() string {
 	switch r {
@@ -43,6 +44,8 @@ func (r Reason) String() string {
 		return "workers"
 	case RateLimited:
 		return "ratelimit"
+	case TCPConns:
+		return "tcp"
 	}
 	return "unknown"
 }

@@ -2,6 +2,7 @@ package test
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -127,5 +128,89 @@ func TestQueueBoundAtItsEdge(t *testing.T) {
 	})
 	if answered > 5 || answered == 0 {
 		t.Fatalf("%d of 20 answered with one worker and room for 4, want 1 to 5 (%v dropped)", answered, dropped)
+	}
+}
+
+// TestTCPConnectionsPerClient: with 3 connections a client and 5 in all,
+// a client's fourth open connection is closed unanswered while another
+// client is served; once one of its three is closed, the client is served
+// again; past 5 open in all, a new client is refused. Each refusal is a
+// drop counted by codel (reason tcp).
+func TestTCPConnectionsPerClient(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        tcp_per_client 3\n        tcp_conns 5\n    }\n    zonestore %s example.org\n", prom, zf), "example.org")
+	refusals := func() float64 {
+		return metric(t, prom, `coredns_codel_drops_total{reason="tcp",server="dns://`+s.addr+`"}`)
+	}
+	// open connects from the address from and asks one query: the
+	// connection, and whether it was answered.
+	open := func(from string) (net.Conn, bool) {
+		t.Helper()
+		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 2 * time.Second}
+		conn, err := d.Dial("tcp", s.addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+		conn.SetDeadline(time.Now().Add(3 * time.Second))
+		dc := &dns.Conn{Conn: conn}
+		m := new(dns.Msg)
+		m.SetQuestion("www.example.org.", dns.TypeA)
+		if err := dc.WriteMsg(m); err != nil {
+			return conn, false // refused before the query was written
+		}
+		r, err := dc.ReadMsg()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("from %s: no answer and not closed: %v", from, err)
+			}
+			return conn, false
+		}
+		return conn, len(r.Answer) == 1
+	}
+
+	var held []net.Conn
+	for i := range 3 {
+		c, ok := open("127.0.6.1")
+		if !ok {
+			t.Fatalf("connection %d of 3 from one client was not answered", i+1)
+		}
+		held = append(held, c)
+	}
+	if _, ok := open("127.0.6.1"); ok {
+		t.Fatal("a fourth connection from a client holding 3 was answered")
+	}
+	if _, ok := open("127.0.6.2"); !ok {
+		t.Fatal("another client was not answered")
+	}
+	if got := refusals(); got != 1 {
+		t.Fatalf("%v refusals counted, want 1", got)
+	}
+
+	// The client closes one and waits until the server has closed it too.
+	held[0].(*net.TCPConn).CloseWrite()
+	held[0].SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.ReadAll(held[0]); err != nil {
+		t.Fatalf("the server did not close its side: %v", err)
+	}
+	if _, ok := open("127.0.6.1"); !ok {
+		t.Fatal("after closing one of its 3, the client was not answered")
+	}
+
+	// 3 + 1 open; a fifth client's connection is the last the server takes.
+	if _, ok := open("127.0.6.3"); !ok {
+		t.Fatal("the fifth connection in all was not answered")
+	}
+	if _, ok := open("127.0.6.4"); ok {
+		t.Fatal("a sixth connection in all was answered")
+	}
+	if got := refusals(); got != 2 {
+		t.Fatalf("%v refusals counted, want 2", got)
+	}
+	if a := answerA(t, s.addr, "www.example.org."); a != "192.0.2.1" {
+		t.Fatalf("UDP meanwhile: %s", a)
 	}
 }

@@ -22,7 +22,7 @@ type knotPrimary struct {
 }
 
 // startKnotPrimary starts Knot; with secret set, transfers need the TSIG
-// key xfr. (hmac-sha256, that secret).
+// key xfr. (hmac-sha256, that secret), and Knot signs its NOTIFY with it.
 func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret string) *knotPrimary {
 	t.Helper()
 	bin := knotd(t)
@@ -34,11 +34,14 @@ func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret 
 	}
 	var b strings.Builder
 	knotServer(&b, dir, port, "info")
-	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", notifyPort)
 	acl := "acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n"
 	if secret != "" {
 		fmt.Fprintf(&b, "key:\n  - id: xfr.\n    algorithm: hmac-sha256\n    secret: %s\n", secret)
 		acl += "    key: xfr.\n"
+	}
+	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", notifyPort)
+	if secret != "" {
+		b.WriteString("    key: xfr.\n") // NOTIFY signed too
 	}
 	b.WriteString(acl)
 	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: difference\n    journal-content: changes\n")
@@ -137,19 +140,67 @@ func (s *server) notifyRefresh(t testing.TB) {
 
 // TestSecondaryWithTSIG: Knot requires a TSIG key for transfers; ontime
 // with the key transfers the zone, ontime without it does not, and says
-// SERVFAIL for the zone it cannot load.
+// SERVFAIL for the zone it cannot load. Knot's NOTIFY, signed with the
+// key, brings the next version (refresh is an hour away); a NOTIFY from
+// the primary's address that is unsigned, or signed with a wrong secret,
+// is refused NOTAUTH and counted; a signed one is answered signed. Over
+// UDP, the NOTIFY is read and verified by codel's reader, and over TCP by
+// CoreDNS's.
 func TestSecondaryWithTSIG(t *testing.T) {
 	secret := "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3RzIG9mIG9udGltZQ=="
-	knot := startKnotPrimary(t, "example.test", secondaryZone(1, "www A 192.0.2.1"), freePort(t), secret)
 	with, without := freePort(t), freePort(t)
-	block := func(port int, tsig string) string {
-		return fmt.Sprintf("example.test:%d {\n    bind 127.0.0.1\n    zonestore {\n        secondary example.test %s\n%s    }\n}\n", port, knot.addr, tsig)
+	knot := startKnotPrimary(t, "example.test", secondaryZone(1, "www A 192.0.2.1"), with, secret)
+	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	block := func(port int, extra string) string {
+		return fmt.Sprintf("example.test:%d {\n    bind 127.0.0.1\n%s    zonestore {\n        secondary example.test %s\n%s    }\n}\n",
+			port, extra, knot.addr, map[bool]string{true: "        tsig xfr. " + secret + " hmac-sha256\n"}[port == with])
 	}
-	s := startCorefile(t, block(with, "        tsig xfr. "+secret+" hmac-sha256\n")+block(without, ""), with, "example.test")
+	s := startCorefile(t, block(with, "    prometheus "+prom+"\n    codel\n")+block(without, ""), with, "example.test")
 	if got := answerA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
 		t.Fatalf("with the key: %s", got)
 	}
 	if got := answerA(t, fmt.Sprintf("127.0.0.1:%d", without), "www.example.test."); got != "SERVFAIL" {
 		t.Fatalf("without the key: %s, want SERVFAIL", got)
+	}
+
+	knot.update(t, secondaryZone(2, "www A 192.0.2.2"))
+	eventually(t, "the new version, by Knot's signed NOTIFY", func() bool {
+		return answerA(t, s.addr, "www.example.test.") == "192.0.2.2"
+	})
+	refused := func() float64 {
+		return metric(t, prom, `coredns_zonestore_notifies_total{result="refused",zone="example.test."}`)
+	}
+	before := refused()
+	for _, tc := range []struct {
+		name, secret string
+		net          string
+		want         int
+	}{
+		{"unsigned", "", "udp", dns.RcodeNotAuth},
+		{"a wrong secret", "d3Jvbmcgc2VjcmV0", "udp", dns.RcodeNotAuth},
+		{"the key", secret, "udp", dns.RcodeSuccess},
+		{"unsigned over TCP", "", "tcp", dns.RcodeNotAuth},
+		{"the key over TCP", secret, "tcp", dns.RcodeSuccess},
+	} {
+		m := new(dns.Msg)
+		m.SetNotify("example.test.")
+		c := &dns.Client{Net: tc.net, Timeout: 2 * time.Second}
+		if tc.secret != "" {
+			m.SetTsig("xfr.", dns.HmacSHA256, 300, time.Now().Unix())
+			c.TsigSecret = map[string]string{"xfr.": tc.secret}
+		}
+		r, _, err := c.Exchange(m, s.addr)
+		if tc.want == dns.RcodeNotAuth && tc.secret != "" && err == dns.ErrAuth {
+			err = nil // the client checks the unsigned NOTAUTH against its wrong secret
+		}
+		if err != nil || r.Rcode != tc.want {
+			t.Fatalf("NOTIFY %s: %v %v, want %s", tc.name, err, r, dns.RcodeToString[tc.want])
+		}
+		if tc.want == dns.RcodeSuccess && r.IsTsig() == nil {
+			t.Fatalf("NOTIFY %s: the answer is not signed", tc.name)
+		}
+	}
+	if got := refused() - before; got != 3 {
+		t.Fatalf("%v refused NOTIFYs counted, want 3", got)
 	}
 }

@@ -35,12 +35,6 @@ func (c *Codel) attach(s *dnsserver.Server) {
 	if !c.socket {
 		return
 	}
-	if len(s.TsigSecret) > 0 {
-		// miekg/dns's reader verifies TSIG before the chain; this one
-		// does not, so it leaves such servers alone.
-		log.Infof("%s has TSIG secrets: its UDP socket is read by CoreDNS alone", s.Addr)
-		return
-	}
 	r, err := c.readerFor(s)
 	if err != nil {
 		log.Warningf("reading %s: %v; CoreDNS's reader serves it alone", s.Addr, err)

@@ -273,6 +273,11 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter) {
 		w.WriteMsg(req)
 		return
 	}
+	if t := req.IsTsig(); t != nil && len(ctx.server.TsigSecret) > 0 {
+		if uw, ok := w.(*udpWriter); ok {
+			uw.verify(ctx.server.TsigSecret, m, t)
+		}
+	}
 	ctx.server.ServeDNS(ctx, w, req)
 }
 
@@ -299,7 +304,31 @@ type udpWriter struct {
 	out   *outbox // the worker's, while it runs the query
 	done  bool    // the worker is done with the query (guarded by out.mu)
 	raddr net.UDPAddr
-	rip   [16]byte // raddr.IP's octets
+	rip   [16]byte   // raddr.IP's octets
+	tsig  *tsigState // a signed query's, nil for the rest
+}
+
+// tsigState is what miekg/dns's server keeps of a signed query: whether its
+// MAC verified, and the MAC the answer's signature covers.
+type tsigState struct {
+	secrets    map[string]string // the server's
+	status     error
+	mac        string
+	timersOnly bool
+}
+
+// verify checks a signed query's TSIG on its wire form m, with the
+// server's secrets, as miekg/dns's reader does before the chain (and the
+// tsig plugin, or zonestore for a NOTIFY, reads TsigStatus).
+func (w *udpWriter) verify(secrets map[string]string, m []byte, t *dns.TSIG) {
+	st := &tsigState{secrets: secrets, mac: t.MAC}
+	secret, ok := secrets[t.Hdr.Name]
+	if !ok {
+		st.status = dns.ErrSecret
+	} else {
+		st.status = dns.TsigVerify(m, secret, "", false)
+	}
+	w.tsig = st
 }
 
 // remote sets what RemoteAddr returns: plugins ask for it several times
@@ -321,7 +350,18 @@ func (w *udpWriter) remote() {
 func (w *udpWriter) LocalAddr() net.Addr  { return w.r.local }
 func (w *udpWriter) RemoteAddr() net.Addr { return &w.raddr }
 func (w *udpWriter) WriteMsg(m *dns.Msg) error {
-	b, err := m.Pack()
+	var b []byte
+	var err error
+	if t := m.IsTsig(); t != nil && w.tsig != nil {
+		// Signed, as miekg/dns's writer signs: over the query's MAC.
+		secret, ok := w.tsig.secrets[t.Hdr.Name]
+		if !ok {
+			return dns.ErrSecret
+		}
+		b, _, err = dns.TsigGenerate(m, secret, w.tsig.mac, w.tsig.timersOnly)
+	} else {
+		b, err = m.Pack()
+	}
 	if err != nil {
 		return err
 	}
@@ -344,7 +384,16 @@ func (w *udpWriter) Write(b []byte) (int, error) {
 	}
 	return w.r.conn.WriteToUDPAddrPort(b, w.to)
 }
-func (w *udpWriter) Close() error        { return nil }
-func (w *udpWriter) TsigStatus() error   { return nil }
-func (w *udpWriter) TsigTimersOnly(bool) {}
-func (w *udpWriter) Hijack()             {}
+func (w *udpWriter) Close() error { return nil }
+func (w *udpWriter) TsigStatus() error {
+	if w.tsig != nil {
+		return w.tsig.status
+	}
+	return nil
+}
+func (w *udpWriter) TsigTimersOnly(b bool) {
+	if w.tsig != nil {
+		w.tsig.timersOnly = b
+	}
+}
+func (w *udpWriter) Hijack() {}

@@ -14,6 +14,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/connlimit"
 	"github.com/ontimedns/ontime/internal/serverlabel"
 )
 
@@ -37,7 +38,22 @@ func setup(c *caddy.Controller) error {
 	h.q = codel.New(cfg)
 	h.now = h.q.Config().Clock
 	queues.add(h)
+	release := func() {}
+	if opts.tcpConns > 0 { // the table needs a bound: 0 turns both limits off
+		if !connlimit.Supported {
+			log.Infof("TCP connections are not limited here: %s", "Linux only")
+		} else if !opts.socket && anyAddress(config.ListenHosts) {
+			// The policy that carries the limit wraps CoreDNS's UDP socket
+			// too, and CoreDNS's reader would answer through the wrapper
+			// from whichever address the kernel picks (tcp.go).
+			log.Warningf("%s: TCP connections are not limited: socket off on every address", h.server)
+		} else if release, err = limitTCP(config, h, opts.tcpPerClient, opts.tcpConns); err != nil {
+			log.Warningf("TCP connections are not limited: %v", err)
+			release = func() {}
+		}
+	}
 	c.OnShutdown(func() error {
+		release()
 		h.stop()
 		queues.remove(h)
 		return nil
@@ -64,9 +80,22 @@ const dropSilent = -1
 
 // options are the Corefile settings that are the plugin's, not the queue's.
 type options struct {
-	drop   int  // rcode for dropped queries, or dropSilent
-	socket bool // read the UDP socket (default on)
+	drop         int  // rcode for dropped queries, or dropSilent
+	socket       bool // read the UDP socket (default on)
+	tcpPerClient int  // open TCP connections per client address; 0: no limit per client
+	tcpConns     int  // open TCP connections in all; 0: no limit at all
 }
+
+// The default TCP limits. A resolver needs one connection to a server at a
+// time, a few when it falls back to TCP for many truncated answers at once
+// (RFC 7766 asks clients to reuse one); 64 leaves room for a resolver farm
+// behind one address. 16,384 open connections in all is 16,384 goroutines
+// and descriptors, far below Go's raised descriptor limit, and 1,600 new
+// ones a second held for the 10 s idle timeout.
+const (
+	defaultTCPPerClient = 64
+	defaultTCPConns     = 16384
+)
 
 // parse reads
 //
@@ -80,12 +109,14 @@ type options struct {
 //	    drop silent|refused|servfail
 //	    fifo
 //	    socket on|off
+//	    tcp_per_client N
+//	    tcp_conns N
 //	}
 //
 // where every setting, and the block, may be left out.
 func parse(c *caddy.Controller) (codel.Config, options, error) {
 	var cfg codel.Config
-	opts := options{drop: dropSilent, socket: true}
+	opts := options{drop: dropSilent, socket: true, tcpPerClient: defaultTCPPerClient, tcpConns: defaultTCPConns}
 	i := 0
 	for c.Next() {
 		if i > 0 {
@@ -122,6 +153,12 @@ func parse(c *caddy.Controller) (codel.Config, options, error) {
 					return cfg, opts, c.Errf("%s %q: want a positive integer", key, v)
 				}
 				*map[string]*int{"workers": &cfg.Workers, "max_workers": &cfg.MaxWorkers, "queue": &cfg.Capacity}[key] = n
+			case "tcp_per_client", "tcp_conns":
+				n, err := strconv.Atoi(v)
+				if err != nil || n < 0 {
+					return cfg, opts, c.Errf("%s %q: want a whole number, 0 for no limit", key, v)
+				}
+				*map[string]*int{"tcp_per_client": &opts.tcpPerClient, "tcp_conns": &opts.tcpConns}[key] = n
 			case "drop":
 				switch v {
 				case "silent":
@@ -150,4 +187,15 @@ func parse(c *caddy.Controller) (codel.Config, options, error) {
 		return cfg, opts, c.Errf("max_workers %d is fewer than workers %d", cfg.MaxWorkers, cfg.Workers)
 	}
 	return cfg, opts, nil
+}
+
+// anyAddress says whether the server listens on every address (no bind,
+// or a bind to 0.0.0.0 or ::).
+func anyAddress(hosts []string) bool {
+	for _, h := range hosts {
+		if h == "" || h == "0.0.0.0" || h == "::" {
+			return true
+		}
+	}
+	return len(hosts) == 0
 }

@@ -8,6 +8,23 @@ import (
 	"github.com/miekg/dns"
 )
 
+func TestParseTCPLimits(t *testing.T) {
+	for _, c := range []struct {
+		in                  string
+		perClient, tcpConns int
+	}{
+		{"codel", defaultTCPPerClient, defaultTCPConns},
+		{"codel {\n tcp_per_client 3\n tcp_conns 100\n}", 3, 100},
+		{"codel {\n tcp_per_client 0\n}", 0, defaultTCPConns},
+		{"codel {\n tcp_conns 0\n}", defaultTCPPerClient, 0},
+	} {
+		_, opts, err := parse(caddy.NewTestController("dns", c.in))
+		if err != nil || opts.tcpPerClient != c.perClient || opts.tcpConns != c.tcpConns {
+			t.Errorf("%q: %d per client, %d in all, %v; want %d, %d", c.in, opts.tcpPerClient, opts.tcpConns, err, c.perClient, c.tcpConns)
+		}
+	}
+}
+
 func TestParse(t *testing.T) {
 	for _, c := range []struct {
 		in   string
@@ -45,6 +62,8 @@ func TestParse(t *testing.T) {
 		{"codel {\n lifo\n}", false, nil},
 		{"codel {\n fifo on\n}", false, nil},
 		{"codel\ncodel", false, nil},
+		{"codel {\n tcp_per_client -1\n}", false, nil},
+		{"codel {\n tcp_conns many\n}", false, nil},
 	} {
 		cfg, opts, err := parse(caddy.NewTestController("dns", c.in))
 		if (err == nil) != c.ok {

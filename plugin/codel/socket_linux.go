@@ -37,17 +37,28 @@ import (
 // again, back to listening for everyone. Where this cannot be done, the
 // reader shares CoreDNS's socket as before.
 func openSockets(addr netip.AddrPort) (conn, feed *net.UDPConn, undo, forget func(), err error) {
-	core, inode, err := sharedSocket(addr)
+	cores, err := sharedSockets(addr)
 	if err != nil {
 		return nil, nil, nil, nil, err
+	}
+	closeAll := func(cs []sharedSocket) {
+		for _, c := range cs {
+			c.conn.Close()
+		}
 	}
 	if own, ownInode, err := ownSocket(addr); err == nil {
 		forget := func() { ownSockets.Delete(ownInode) }
 		if feed, err = dupConn(own, addr); err == nil {
-			if err = steal(core, inode, addr); err == nil {
-				// Undone: CoreDNS's socket back, and codel's own
+			if err = stealAll(cores, addr); err == nil {
+				// Undone: CoreDNS's sockets back, and codel's own
 				// connected away, so that what it holds is all it gets.
-				return own, feed, func() { unsteal(core, inode); core.Close(); connectToSelf(own, addr) }, forget, nil
+				return own, feed, func() {
+					for _, c := range cores {
+						unsteal(c.conn, c.inode)
+					}
+					closeAll(cores)
+					connectToSelf(own, addr)
+				}, forget, nil
 			}
 			feed.Close()
 		}
@@ -55,11 +66,30 @@ func openSockets(addr netip.AddrPort) (conn, feed *net.UDPConn, undo, forget fun
 		forget()
 		log.Infof("%s: %v; codel shares CoreDNS's socket", addr, err)
 	}
-	if feed, _, err = sharedSocket(addr); err != nil {
+	closeAll(cores[1:])
+	core := cores[0].conn
+	if feed, err = dupConn(core, addr); err != nil {
 		core.Close()
 		return nil, nil, nil, nil, err
 	}
 	return core, feed, nil, nil, nil
+}
+
+// stealAll steals every CoreDNS socket on addr, or none. There are two for
+// a while after a Corefile reload that could not hand its socket over
+// (the PROXY-protocol wrapper that codel's TCP limit puts on the server's
+// sockets has no file for caddy to pass on): the old server's, and the new
+// one's, which the kernel would hand half the queries.
+func stealAll(cores []sharedSocket, addr netip.AddrPort) error {
+	for i, c := range cores {
+		if err := steal(c.conn, c.inode, addr); err != nil {
+			for _, d := range cores[:i] {
+				unsteal(d.conn, d.inode)
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // ownSockets are the inodes of the sockets codel opened itself: sharedSocket
@@ -225,54 +255,73 @@ func sockaddrOf(ap netip.AddrPort) unix.Sockaddr {
 	return &unix.SockaddrInet6{Port: int(ap.Port()), Addr: ap.Addr().As16()}
 }
 
-// sharedSocket returns a new *net.UDPConn on the UDP socket this process
-// has bound to addr (the one CoreDNS's server reads), and its inode, found
-// through /proc: the socket's inode in /proc/self/net/udp{,6}, then the
-// descriptor that links to it in /proc/self/fd. codel's own sockets on the
-// same address are passed by.
-func sharedSocket(addr netip.AddrPort) (*net.UDPConn, string, error) {
+// sharedSocket is a descriptor of a UDP socket of CoreDNS's, and its inode.
+type sharedSocket struct {
+	conn  *net.UDPConn
+	inode string
+}
+
+// sharedSockets returns new *net.UDPConns on the UDP sockets this process
+// has bound to addr (the ones CoreDNS's servers read), found through
+// /proc: the sockets' inodes in /proc/self/net/udp{,6}, then the
+// descriptors that link to them in /proc/self/fd. codel's own sockets on
+// the same address are passed by.
+func sharedSockets(addr netip.AddrPort) ([]sharedSocket, error) {
 	table := "/proc/self/net/udp"
 	if addr.Addr().Is6() {
 		table = "/proc/self/net/udp6"
 	}
 	inodes, err := boundInodes(table, addr)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
+	var found []sharedSocket
+	fail := func(err error) ([]sharedSocket, error) {
+		for _, c := range found {
+			c.conn.Close()
+		}
+		return nil, err
+	}
+	seen := map[string]bool{}
 	for _, fd := range fds {
 		link, err := os.Readlink("/proc/self/fd/" + fd.Name())
 		if err != nil || !strings.HasPrefix(link, "socket:[") {
 			continue
 		}
 		inode := strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")
-		if _, own := ownSockets.Load(inode); own || !inodes[inode] {
+		if _, own := ownSockets.Load(inode); own || !inodes[inode] || seen[inode] {
 			continue
 		}
+		seen[inode] = true
 		var n int
 		fmt.Sscan(fd.Name(), &n)
 		// Dup first: an *os.File closes its descriptor when collected,
 		// and this one is CoreDNS's.
 		dup, err := syscall.Dup(n)
 		if err != nil {
-			return nil, "", err
+			return fail(err)
 		}
 		syscall.CloseOnExec(dup)
 		f := os.NewFile(uintptr(dup), "codel "+addr.String())
 		pc, err := net.FilePacketConn(f) // dups again, and registers with the poller
 		f.Close()
 		if err != nil {
-			return nil, "", err
+			return fail(err)
 		}
 		if c, ok := pc.(*net.UDPConn); ok {
-			return c, inode, nil
+			found = append(found, sharedSocket{c, inode})
+			continue
 		}
 		pc.Close()
 	}
-	return nil, "", fmt.Errorf("no UDP socket of this process is bound to %s", addr)
+	if len(found) == 0 {
+		return nil, fmt.Errorf("no UDP socket of this process is bound to %s", addr)
+	}
+	return found, nil
 }
 
 // boundInodes returns the inodes of the sockets in a /proc/net/udp table

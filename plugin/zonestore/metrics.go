@@ -74,6 +74,6 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "notifies_total",
-		Help:      "NOTIFY messages for secondary zones, by result: accepted (from a primary), refused (from anyone else).",
+		Help:      "NOTIFY messages for secondary zones, by result: accepted (from a primary, signed where the zone has a TSIG key), refused (from anyone else, or not signed with the key).",
 	}, []string{"zone", "result"})
 )

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/miekg/dns"
@@ -110,8 +111,11 @@ func transferEvents(origin string, failed func(kind string, err error), publishe
 }
 
 // notify answers a NOTIFY (RFC 1996) for a secondary zone: from one of its
-// primaries, it is acknowledged and the zone refreshed at once; from
-// anyone else, it is refused, logged and counted.
+// primaries, signed with the zone's TSIG key where it has one, it is
+// acknowledged (signed with the same key) and the zone refreshed at once;
+// anything else is refused, logged and counted. The signature was checked
+// by the server's reader (CoreDNS's, or codel's), which knows the key
+// because setup added it to the server's secrets.
 func (h *Handler) notify(w dns.ResponseWriter, r *dns.Msg, sec *secondary.Zone) (int, error) {
 	var ip net.IP
 	switch a := w.RemoteAddr().(type) {
@@ -125,10 +129,31 @@ func (h *Handler) notify(w dns.ResponseWriter, r *dns.Msg, sec *secondary.Zone) 
 		log.Warningf("NOTIFY for %q from %s, not one of its primaries: refused", sec.Origin(), ip)
 		return h.reply(w, r, dns.RcodeRefused)
 	}
+	key := sec.Key()
+	if key != nil {
+		t := r.IsTsig()
+		var why string
+		switch {
+		case t == nil:
+			why = "unsigned"
+		case !strings.EqualFold(t.Hdr.Name, key.Name):
+			why = "signed with key " + t.Hdr.Name
+		case w.TsigStatus() != nil:
+			why = "TSIG " + w.TsigStatus().Error()
+		}
+		if why != "" {
+			notifies.WithLabelValues(sec.Origin(), "refused").Inc()
+			log.Warningf("NOTIFY for %q from %s, %s where key %s is required: refused", sec.Origin(), ip, why, key.Name)
+			return h.reply(w, r, dns.RcodeNotAuth)
+		}
+	}
 	notifies.WithLabelValues(sec.Origin(), "accepted").Inc()
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.Authoritative = true
+	if key != nil {
+		m.SetTsig(key.Name, key.Algorithm, 300, time.Now().Unix())
+	}
 	w.WriteMsg(m)
 	sec.Notify()
 	return dns.RcodeSuccess, nil

@@ -183,6 +183,18 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		if tsig != nil && len(secs) == 0 {
 			return nil, c.Err("tsig is for the secondary zones of the block, and it has none")
 		}
+		if tsig != nil {
+			// The server's reader verifies a signed message before the
+			// chain, with the secrets it is given: a NOTIFY from the
+			// primaries must verify with this key (secondary.go).
+			if s, ok := config.TsigSecret[tsig.Name]; ok && s != tsig.Secret {
+				return nil, c.Errf("tsig %s: another secret for the key is set already (the tsig plugin?)", tsig.Name)
+			}
+			if config.TsigSecret == nil {
+				config.TsigSecret = map[string]string{}
+			}
+			config.TsigSecret[tsig.Name] = tsig.Secret
+		}
 		// With a directory or secondaries, the arguments are zones (as
 		// auto's); without, the first is the file (as file's).
 		if len(secs) > 0 && len(dirs) == 0 {

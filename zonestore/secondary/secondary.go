@@ -79,6 +79,10 @@ func New(cfg Config) *Zone {
 // Origin returns the zone's origin.
 func (s *Zone) Origin() string { return s.cfg.Origin }
 
+// Key returns the zone's TSIG key, nil if it has none: its transfers are
+// signed with it, and so must a NOTIFY for it be.
+func (s *Zone) Key() *TSIG { return s.cfg.TSIG }
+
 // IsPrimary reports whether ip is one of the zone's primaries: NOTIFY is
 // taken from them only (RFC 1996 section 3.10).
 func (s *Zone) IsPrimary(ip net.IP) bool {

@@ -1,0 +1,125 @@
+package connlimit
+
+import (
+	"fmt"
+	"net/netip"
+	"testing"
+	"time"
+)
+
+// open is a fake kernel: the connections it holds open.
+type open map[Conn]bool
+
+func (o open) alive(c Conn) (bool, error) { return o[c], nil }
+
+var local = netip.MustParseAddrPort("192.0.2.53:53")
+
+func conn(client string, port uint16) Conn {
+	return Conn{netip.AddrPortFrom(netip.MustParseAddr(client), port), local}
+}
+
+func TestPerClientAtItsEdge(t *testing.T) {
+	k := open{}
+	l := New(3, 100, k.alive)
+	for p := uint16(1); p <= 3; p++ {
+		c := conn("198.51.100.1", p)
+		k[c] = true
+		if v := l.Admit(c); v != Admitted {
+			t.Fatalf("connection %d: %v", p, v)
+		}
+	}
+	if v := l.Admit(conn("198.51.100.1", 4)); v != PerClient {
+		t.Fatalf("a fourth while three are open: %v, want per-client", v)
+	}
+	// The same address IPv4-mapped is the same client.
+	mapped := Conn{netip.AddrPortFrom(netip.MustParseAddr("::ffff:198.51.100.1"), 5), local}
+	if v := l.Admit(mapped); v != PerClient {
+		t.Fatalf("the client as an IPv4-mapped address: %v", v)
+	}
+	if v := l.Admit(conn("198.51.100.2", 1)); v != Admitted {
+		t.Fatalf("another client: %v", v)
+	}
+	// One closes: the next is admitted, found out when it asks.
+	delete(k, conn("198.51.100.1", 2))
+	c := conn("198.51.100.1", 6)
+	k[c] = true
+	if v := l.Admit(c); v != Admitted {
+		t.Fatalf("after one closed: %v", v)
+	}
+	if v := l.Admit(conn("198.51.100.1", 7)); v != PerClient {
+		t.Fatalf("at the limit again: %v", v)
+	}
+}
+
+func TestFullTableSweepsOncePerSecond(t *testing.T) {
+	k := open{}
+	now := time.Unix(1000, 0)
+	l := New(0, 10, k.alive)
+	l.Now = func() time.Time { return now }
+	for i := range 10 {
+		c := conn(fmt.Sprintf("198.51.100.%d", i), 1)
+		k[c] = true
+		if v := l.Admit(c); v != Admitted {
+			t.Fatalf("connection %d: %v", i, v)
+		}
+	}
+	if v := l.Admit(conn("203.0.113.1", 1)); v != Full {
+		t.Fatalf("the eleventh: %v, want full", v)
+	}
+	// Half close; within the second the table is not swept again.
+	for i := range 5 {
+		delete(k, conn(fmt.Sprintf("198.51.100.%d", i), 1))
+	}
+	if v := l.Admit(conn("203.0.113.1", 2)); v != Full {
+		t.Fatalf("swept twice in a second: %v", v)
+	}
+	now = now.Add(time.Second)
+	for i := range 5 {
+		if v := l.Admit(conn("203.0.113.2", uint16(i+1))); v != Admitted {
+			t.Fatalf("after the sweep, connection %d: %v", i, v)
+		}
+	}
+	if l.Held() != 10 {
+		t.Fatalf("held %d, want 10", l.Held())
+	}
+}
+
+// TestTableNeverOutgrowsItsBound: a million clients, each one connection
+// that closes at once, never hold more than the bound.
+func TestTableNeverOutgrowsItsBound(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := New(2, 1000, func(Conn) (bool, error) { return false, nil })
+	l.Now = func() time.Time { now = now.Add(time.Millisecond); return now }
+	for i := range 1_000_000 {
+		a := netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)})
+		l.Admit(Conn{netip.AddrPortFrom(a, 1), local})
+		if l.Held() > 1000 || len(l.clients) > 1000 {
+			t.Fatalf("after %d clients the table holds %d connections of %d clients", i+1, l.Held(), len(l.clients))
+		}
+	}
+}
+
+// An error from the kernel counts the connection as open: the bound holds.
+func TestErrorCountsAsOpen(t *testing.T) {
+	l := New(1, 10, func(Conn) (bool, error) { return false, fmt.Errorf("no answer") })
+	l.Admit(conn("198.51.100.1", 1))
+	if v := l.Admit(conn("198.51.100.1", 2)); v != PerClient {
+		t.Fatalf("%v, want per-client", v)
+	}
+}
+
+// BenchmarkAdmit: what an accepted connection costs below the limits
+// (the table holds 1,000 clients' connections, none asked about).
+func BenchmarkAdmit(b *testing.B) {
+	l := New(0, 1<<30, func(Conn) (bool, error) { return true, nil })
+	conns := make([]Conn, 1000)
+	for i := range conns {
+		conns[i] = conn(fmt.Sprintf("10.0.%d.%d", i/256, i%256), 1)
+	}
+	b.ReportAllocs()
+	i := 0
+	for b.Loop() {
+		l.Admit(conns[i%len(conns)])
+		i++
+	}
+}

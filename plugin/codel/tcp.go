@@ -1,0 +1,87 @@
+package codel
+
+import (
+	"net"
+	"sync"
+	"sync/atomic"
+
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/pires/go-proxyproto"
+
+	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/connlimit"
+)
+
+// tcpLimit bounds the TCP connections of one server address (connlimit).
+//
+// CoreDNS's listener has one hook on accept: the connection policy it was
+// given for the PROXY protocol, asked with the client's and the server's
+// addresses of each connection before miekg/dns serves it, and which may
+// refuse it (ErrInvalidUpstream: closed, and the listener goes on). codel
+// sets that hook, in front of any policy the proxyproto plugin set.
+//
+// A reloaded server keeps its listener, and with it the policy of the
+// Corefile it started with; so the policy looks up the limit of its
+// address here each time, and the table of connections outlives the
+// instance: a reload keeps counting the connections already open. The
+// instance of the current Corefile counts the refusals among its drops; a
+// Corefile without codel (or without the limit) leaves none, and nothing
+// is refused.
+type tcpLimit struct {
+	limiter *connlimit.Limiter
+	owner   atomic.Pointer[Codel]
+}
+
+var tcpLimits = struct {
+	sync.Mutex
+	m map[string]*tcpLimit
+}{m: map[string]*tcpLimit{}}
+
+// limitTCP applies the limits to the server address of config, counted
+// by h, until release.
+func limitTCP(config *dnsserver.Config, h *Codel, perClient, max int) (release func(), err error) {
+	tcpLimits.Lock()
+	t := tcpLimits.m[h.server]
+	if t == nil {
+		k, err := connlimit.NewKernel()
+		if err != nil {
+			tcpLimits.Unlock()
+			return nil, err
+		}
+		t = &tcpLimit{limiter: connlimit.New(perClient, max, k.Alive)}
+		tcpLimits.m[h.server] = t
+	}
+	tcpLimits.Unlock()
+	t.limiter.SetLimits(perClient, max)
+	t.owner.Store(h)
+
+	next := config.ProxyProtoConnPolicy
+	config.ProxyProtoConnPolicy = func(o proxyproto.ConnPolicyOptions) (proxyproto.Policy, error) {
+		if t.refuse(o) {
+			return proxyproto.REJECT, proxyproto.ErrInvalidUpstream
+		}
+		if next != nil {
+			return next(o)
+		}
+		return proxyproto.SKIP, nil // a plain connection, no PROXY header
+	}
+	return func() { t.owner.CompareAndSwap(h, nil) }, nil
+}
+
+// refuse decides on a connection (or, for UDP, a datagram: the same policy
+// is asked, and passes it).
+func (t *tcpLimit) refuse(o proxyproto.ConnPolicyOptions) bool {
+	client, ok := o.Upstream.(*net.TCPAddr)
+	local, ok2 := o.Downstream.(*net.TCPAddr)
+	h := t.owner.Load()
+	if !ok || !ok2 || h == nil {
+		return false
+	}
+	v := t.limiter.Admit(connlimit.Conn{Client: client.AddrPort(), Local: local.AddrPort()})
+	if v == connlimit.Admitted {
+		return false
+	}
+	h.q.Refused(codel.TCPConns)
+	log.Debugf("TCP connection from %s refused: %s", client, v)
+	return true
+}
