@@ -111,5 +111,12 @@ func (e *Encoder) packOptions(b []byte, opt *dns.OPT) ([]byte, error) {
 		return b, err
 	}
 	e.Fallbacks++
-	return append(b, e.scratch[11:end]...), nil
+	// The RDATA follows the owner name (the root's one octet, unless an
+	// OPT record stands elsewhere under another name: the fuzzer sent one)
+	// and ten octets of type, class, TTL and length.
+	name := 0
+	for name < end && e.scratch[name] != 0 {
+		name += int(e.scratch[name]) + 1
+	}
+	return append(b, e.scratch[name+1+10:end]...), nil
 }

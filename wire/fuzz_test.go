@@ -25,6 +25,9 @@ func FuzzEncode(f *testing.F) {
 			return
 		}
 		_, err := parity(e, &m, int(size))
+		if errors.Is(err, errBothUnreadable) {
+			return
+		}
 		if errors.Is(err, errDeclined) {
 			if _, perr := m.Copy().Pack(); perr == nil {
 				if _, oerr := e.findOPT(&m); oerr == nil {

@@ -6,6 +6,9 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/bench/workload"
+	_ "github.com/ontimedns/ontime/plugin/rrl"
 )
 
 // checkingSink is the socket's place in the fuzz target: every answer
@@ -42,15 +45,24 @@ func (checkingSink) Hijack()             {}
 
 // FuzzPacketThroughTheChain sends arbitrary datagrams in where codel's
 // socket reader hands them over, through the whole chain as the binary
-// runs it (fastpack, codel, prometheus, zonestore on the load test's
-// zone): no input may panic, and whatever is answered is a well-formed
+// runs it (prometheus, codel, rrl with its cookies, fastpack, zonestore on
+// the load test's zone): no input may panic, and whatever is answered is a well-formed
 // response with the query's ID (FORMERR, or an answer), or nothing.
 //
 //	go test -run XXX -fuzz FuzzPacketThroughTheChain -fuzztime 30s ./plugin/codel/
 func FuzzPacketThroughTheChain(f *testing.F) {
-	template, packed := chainServer(f, chains[0].body)
+	template, packed := chainServer(f, " prometheus 127.0.0.1:0\n codel\n rrl\n fastpack\n")
 	for _, p := range packed[:40] {
 		f.Add(p)
+	}
+	for _, cookie := range []string{"0102030405060708", "0102030405060708" + "0100000065f0f0f0" + "0011223344556677", "01"} {
+		m := new(dns.Msg)
+		m.SetQuestion(workload.Origin, dns.TypeSOA)
+		m.SetEdns0(1232, false)
+		m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: cookie})
+		if b, err := m.Pack(); err == nil {
+			f.Add(b) // a client cookie, a client and server cookie, one cut short
+		}
 	}
 	f.Add([]byte{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'w'})           // a question cut short
 	f.Add([]byte{0, 2, 0x80, 0, 0, 1, 0, 0, 0, 0, 0, 0})                // a response

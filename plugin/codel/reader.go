@@ -264,6 +264,7 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter) {
 		}
 		fallthrough
 	default: // as miekg/dns: the header echoed, FORMERR or NOTIMP, no sections
+		req = new(dns.Msg) // a failed Unpack leaves what it read (FuzzPacketThroughTheChain found it)
 		req.Id, req.Opcode = h.Id, int(h.Bits>>11)&0xF
 		req.Response, req.RecursionDesired = true, h.Bits&(1<<8) != 0
 		req.Rcode = dns.RcodeFormatError
