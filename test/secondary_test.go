@@ -145,17 +145,21 @@ func (s *server) notifyRefresh(t testing.TB) {
 // the primary's address that is unsigned, or signed with a wrong secret,
 // is refused NOTAUTH and counted; a signed one is answered signed. Over
 // UDP, the NOTIFY is read and verified by codel's reader, and over TCP by
-// CoreDNS's.
+// CoreDNS's; with the stock tsig plugin in the chain, which checks the
+// signature and takes it off the message, the same holds.
 func TestSecondaryWithTSIG(t *testing.T) {
 	secret := "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3RzIG9mIG9udGltZQ=="
-	with, without := freePort(t), freePort(t)
+	with, without, plugged := freePort(t), freePort(t), freePort(t)
 	knot := startKnotPrimary(t, "example.test", secondaryZone(1, "www A 192.0.2.1"), with, secret)
 	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
 	block := func(port int, extra string) string {
 		return fmt.Sprintf("example.test:%d {\n    bind 127.0.0.1\n%s    zonestore {\n        secondary example.test %s\n%s    }\n}\n",
-			port, extra, knot.addr, map[bool]string{true: "        tsig xfr. " + secret + " hmac-sha256\n"}[port == with])
+			port, extra, knot.addr, map[bool]string{true: "        tsig xfr. " + secret + " hmac-sha256\n"}[port != without])
 	}
-	s := startCorefile(t, block(with, "    prometheus "+prom+"\n    codel\n")+block(without, ""), with, "example.test")
+	// plugged: the stock tsig plugin knows the key too; it checks a
+	// signature first and takes the TSIG record off the message.
+	s := startCorefile(t, block(with, "    prometheus "+prom+"\n    codel\n")+block(without, "")+
+		block(plugged, "    tsig {\n        secret xfr. "+secret+"\n    }\n"), with, "example.test")
 	if got := answerA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
 		t.Fatalf("with the key: %s", got)
 	}
@@ -171,16 +175,20 @@ func TestSecondaryWithTSIG(t *testing.T) {
 		return metric(t, prom, `coredns_zonestore_notifies_total{result="refused",zone="example.test."}`)
 	}
 	before := refused()
+	pluggedAddr := fmt.Sprintf("127.0.0.1:%d", plugged)
 	for _, tc := range []struct {
 		name, secret string
-		net          string
+		net, addr    string
 		want         int
 	}{
-		{"unsigned", "", "udp", dns.RcodeNotAuth},
-		{"a wrong secret", "d3Jvbmcgc2VjcmV0", "udp", dns.RcodeNotAuth},
-		{"the key", secret, "udp", dns.RcodeSuccess},
-		{"unsigned over TCP", "", "tcp", dns.RcodeNotAuth},
-		{"the key over TCP", secret, "tcp", dns.RcodeSuccess},
+		{"unsigned", "", "udp", s.addr, dns.RcodeNotAuth},
+		{"a wrong secret", "d3Jvbmcgc2VjcmV0", "udp", s.addr, dns.RcodeNotAuth},
+		{"the key", secret, "udp", s.addr, dns.RcodeSuccess},
+		{"unsigned over TCP", "", "tcp", s.addr, dns.RcodeNotAuth},
+		{"the key over TCP", secret, "tcp", s.addr, dns.RcodeSuccess},
+		{"the key, through the tsig plugin", secret, "udp", pluggedAddr, dns.RcodeSuccess},
+		{"unsigned, through the tsig plugin", "", "udp", pluggedAddr, dns.RcodeNotAuth},
+		{"a wrong secret, to the tsig plugin", "d3Jvbmcgc2VjcmV0", "udp", pluggedAddr, dns.RcodeNotAuth}, // its answer, not counted here
 	} {
 		m := new(dns.Msg)
 		m.SetNotify("example.test.")
@@ -189,7 +197,7 @@ func TestSecondaryWithTSIG(t *testing.T) {
 			m.SetTsig("xfr.", dns.HmacSHA256, 300, time.Now().Unix())
 			c.TsigSecret = map[string]string{"xfr.": tc.secret}
 		}
-		r, _, err := c.Exchange(m, s.addr)
+		r, _, err := c.Exchange(m, tc.addr)
 		if tc.want == dns.RcodeNotAuth && tc.secret != "" && err == dns.ErrAuth {
 			err = nil // the client checks the unsigned NOTAUTH against its wrong secret
 		}
@@ -200,7 +208,7 @@ func TestSecondaryWithTSIG(t *testing.T) {
 			t.Fatalf("NOTIFY %s: the answer is not signed", tc.name)
 		}
 	}
-	if got := refused() - before; got != 3 {
-		t.Fatalf("%v refused NOTIFYs counted, want 3", got)
+	if got := refused() - before; got != 4 {
+		t.Fatalf("%v refused NOTIFYs counted, want 4", got)
 	}
 }

@@ -227,3 +227,84 @@ func TestTransferRefusalsAreLoggedAndCounted(t *testing.T) {
 		t.Fatalf("the refused AXFR is not counted:\n%s", regexp.MustCompile(`(?m)^coredns_dns_(requests|responses)_total.*$`).FindAll(body, -1))
 	}
 }
+
+// TestTransferNeedsTSIGKey: with the stock tsig plugin requiring a key for
+// AXFR and IXFR, an unsigned AXFR is refused and one signed with a wrong
+// secret gets NOTAUTH, both logged and counted; one signed with the key
+// gets the whole zone, every message of it signed (the client verifies
+// each).
+func TestTransferNeedsTSIGKey(t *testing.T) {
+	const secret = "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3RzIG9mIG9udGltZQ=="
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    log . {\n        class error\n    }\n    tsig {\n        secret xfr. %s\n        require AXFR IXFR\n    }\n    transfer {\n        to *\n    }\n    zonestore %s example.org", prom, secret, zf), "example.org")
+	transfer := func(key string) ([]dns.RR, error) {
+		m := new(dns.Msg)
+		m.SetAxfr("example.org.")
+		tr := new(dns.Transfer)
+		if key != "" {
+			m.SetTsig("xfr.", dns.HmacSHA256, 300, time.Now().Unix())
+			tr.TsigSecret = map[string]string{"xfr.": key}
+		}
+		env, err := tr.In(m, s.addr)
+		if err != nil {
+			return nil, err
+		}
+		var rrs []dns.RR
+		for e := range env {
+			if e.Error != nil {
+				return rrs, e.Error
+			}
+			rrs = append(rrs, e.RR...)
+		}
+		return rrs, nil
+	}
+	if rrs, err := transfer(""); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("rcode: %d", dns.RcodeRefused)) {
+		t.Fatalf("an unsigned AXFR: %v, %d records; want REFUSED", err, len(rrs))
+	}
+	if rrs, err := transfer("d3Jvbmcgc2VjcmV0"); err == nil || len(rrs) > 0 {
+		t.Fatalf("an AXFR signed with a wrong secret: %v, %d records; want a refusal", err, len(rrs))
+	}
+	rrs, err := transfer(secret)
+	if err != nil {
+		t.Fatalf("an AXFR signed with the key: %v", err)
+	}
+	if len(rrs) != len(axfrOf(t, zf)) {
+		t.Fatalf("an AXFR signed with the key: %d records, want %d", len(rrs), len(axfrOf(t, zf)))
+	}
+	eventually(t, "the unsigned AXFR's refusal in the log", func() bool {
+		return strings.Contains(s.log.String(), "AXFR") && strings.Contains(s.log.String(), "REFUSED")
+	})
+	resp, err := http.Get("http://" + prom + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	for _, rcode := range []string{"REFUSED", "NOTAUTH"} {
+		if !regexp.MustCompile(`(?m)^coredns_dns_responses_total\{[^}]*rcode="` + rcode + `"[^}]*\} 1$`).Match(body) {
+			t.Fatalf("the %s AXFR is not counted:\n%s", rcode, regexp.MustCompile(`(?m)^coredns_dns_responses_total.*$`).FindAll(body, -1))
+		}
+	}
+}
+
+// axfrOf is the zone file's records as an AXFR carries them: the SOA
+// first and last.
+func axfrOf(t *testing.T, path string) []dns.RR {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var rrs []dns.RR
+	zp := dns.NewZoneParser(f, "example.org.", path)
+	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		rrs = append(rrs, rr)
+	}
+	if err := zp.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return append(rrs, rrs[0])
+}

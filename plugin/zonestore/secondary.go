@@ -1,6 +1,7 @@
 package zonestore
 
 import (
+	"context"
 	"net"
 	"strings"
 	"sync"
@@ -8,6 +9,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/tsig"
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/zonestore"
@@ -115,8 +117,10 @@ func transferEvents(origin string, failed func(kind string, err error), publishe
 // acknowledged (signed with the same key) and the zone refreshed at once;
 // anything else is refused, logged and counted. The signature was checked
 // by the server's reader (CoreDNS's, or codel's), which knows the key
-// because setup added it to the server's secrets.
-func (h *Handler) notify(w dns.ResponseWriter, r *dns.Msg, sec *secondary.Zone) (int, error) {
+// because setup added it to the server's secrets; where the stock tsig
+// plugin stands before, it checked the signature, took the TSIG record
+// off the message and will sign the answer itself.
+func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, sec *secondary.Zone) (int, error) {
 	var ip net.IP
 	switch a := w.RemoteAddr().(type) {
 	case *net.UDPAddr:
@@ -130,10 +134,14 @@ func (h *Handler) notify(w dns.ResponseWriter, r *dns.Msg, sec *secondary.Zone) 
 		return h.reply(w, r, dns.RcodeRefused)
 	}
 	key := sec.Key()
-	if key != nil {
+	byPlugin, _ := tsig.ValidatedKeyName(ctx)
+	byPlugin = dns.CanonicalName(byPlugin)
+	if key != nil && byPlugin != key.Name {
 		t := r.IsTsig()
 		var why string
 		switch {
+		case t == nil && byPlugin != ".":
+			why = "signed with key " + byPlugin
 		case t == nil:
 			why = "unsigned"
 		case !strings.EqualFold(t.Hdr.Name, key.Name):
@@ -151,7 +159,7 @@ func (h *Handler) notify(w dns.ResponseWriter, r *dns.Msg, sec *secondary.Zone) 
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.Authoritative = true
-	if key != nil {
+	if key != nil && byPlugin != key.Name {
 		m.SetTsig(key.Name, key.Algorithm, 300, time.Now().Unix())
 	}
 	w.WriteMsg(m)
