@@ -274,9 +274,11 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter) {
 		w.WriteMsg(req)
 		return
 	}
-	if t := req.IsTsig(); t != nil && len(ctx.server.TsigSecret) > 0 {
-		if uw, ok := w.(*udpWriter); ok {
-			uw.verify(ctx.server.TsigSecret, m, t)
+	if len(ctx.server.TsigSecret) > 0 {
+		if t := req.IsTsig(); t != nil {
+			if uw, ok := w.(*udpWriter); ok {
+				uw.verify(ctx.server.TsigSecret, m, t)
+			}
 		}
 	}
 	ctx.server.ServeDNS(ctx, w, req)
