@@ -2,6 +2,10 @@ package test
 
 import (
 	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -112,6 +116,71 @@ func TestEDNSTwoOPTIsFormErr(t *testing.T) {
 		}
 		if r.Rcode != dns.RcodeFormatError {
 			t.Errorf("chain %q: two OPT records answered %s, want FORMERR", chain, dns.RcodeToString[r.Rcode])
+		}
+	}
+}
+
+// TestEDNSComplianceWithDig runs ISC's EDNS compliance queries as its
+// genreport script does, with dig's own options, against zonestore with
+// and without codel and fastpack, and reads dig's report: the status, the
+// OPT's version, its flags (DO echoed, unknown flags cleared: dig prints
+// them as MBZ), and no unknown option echoed.
+func TestEDNSComplianceWithDig(t *testing.T) {
+	bin, err := exec.LookPath("dig")
+	if err != nil {
+		if os.Getenv("ONTIME_REQUIRE_KNOT") != "" {
+			t.Fatal("dig not found: install Debian's dnsutils package (make test does)")
+		}
+		t.Skip("dig not found; `make test` installs it")
+	}
+	zf := t.TempDir() + "/db.example.org"
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	for _, chain := range []string{"", "    codel\n    fastpack\n"} {
+		s := startCoreDNS(t, fmt.Sprintf("%s    zonestore %s example.org", chain, zf), "example.org")
+		host, port, _ := net.SplitHostPort(s.addr)
+		for _, tc := range []struct {
+			name, args string
+			status     string
+			opt        string // dig's "; EDNS:" line must hold this; "" for no OPT at all
+		}{
+			{"dns", "+noedns soa", "NOERROR", ""},
+			{"edns", "+edns=0 soa", "NOERROR", "version: 0, flags:;"},
+			{"edns1", "+edns=1 +noednsneg soa", "BADVERS", "version: 0, flags:;"},
+			{"edns@512", "+edns=0 +dnssec +bufsize=512 +ignore dnskey", "NOERROR", "version: 0, flags: do;"},
+			{"ednsopt", "+edns=0 +ednsopt=100 soa", "NOERROR", "version: 0, flags:;"},
+			{"edns1opt", "+edns=1 +noednsneg +ednsopt=100 soa", "BADVERS", "version: 0, flags:;"},
+			{"do", "+edns=0 +dnssec soa", "NOERROR", "version: 0, flags: do;"},
+			{"ednsflags", "+edns=0 +ednsflags=0x80 soa", "NOERROR", "version: 0, flags:;"},
+			{"optlist", "+edns=0 +nsid +subnet=0.0.0.0/0 +expire +cookie=0102030405060708 soa", "NOERROR", "version: 0, flags:;"},
+			{"ednstcp", "+edns=0 +tcp soa", "NOERROR", "version: 0, flags:;"},
+		} {
+			name := fmt.Sprintf("%s (chain %q)", tc.name, chain)
+			args := append([]string{"@" + host, "-p", port, "+norec", "+time=2", "+tries=2"}, strings.Fields(tc.args)...)
+			out, err := exec.Command(bin, append(args, "example.org")...).CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: dig %s: %v\n%s", name, strings.Join(args, " "), err, out)
+			}
+			report := string(out)
+			if !strings.Contains(report, "status: "+tc.status+",") {
+				t.Errorf("%s: want status %s:\n%s", name, tc.status, report)
+			}
+			edns := ""
+			for _, line := range strings.Split(report, "\n") {
+				if strings.HasPrefix(line, "; EDNS:") {
+					edns = line
+				}
+			}
+			switch {
+			case tc.opt == "" && edns != "":
+				t.Errorf("%s: an OPT record in the answer to a query without one:\n%s", name, report)
+			case tc.opt != "" && !strings.Contains(edns, tc.opt):
+				t.Errorf("%s: EDNS %q, want %q:\n%s", name, edns, tc.opt, report)
+			case strings.Contains(edns, "MBZ"):
+				t.Errorf("%s: unknown EDNS flags echoed: %q", name, edns)
+			}
+			if strings.Contains(report, "OPT=100") {
+				t.Errorf("%s: the unknown option 100 echoed:\n%s", name, report)
+			}
 		}
 	}
 }
