@@ -32,9 +32,6 @@ const (
 	checkEvery = 32
 )
 
-var Parks int
-var Parked, Worked time.Duration
-
 // A Pacer paces one goroutine's work; its zero value is ready. It holds a
 // file descriptor once it has yielded: Close releases it.
 type Pacer struct {
@@ -61,12 +58,8 @@ func (p *Pacer) Tick() {
 	if now.Sub(p.since) < Slice {
 		return
 	}
-	Parks++
-	Worked += now.Sub(p.since)
-	t0 := time.Now()
 	p.park.park(nap)
 	p.since = time.Now()
-	Parked += p.since.Sub(t0)
 }
 
 // Close releases what the Pacer holds. It may Tick again afterwards.
