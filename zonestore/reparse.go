@@ -28,6 +28,10 @@ func (z *Zone) Reparse(r io.Reader, file string) (*Zone, error) {
 	if err != nil {
 		return nil, &Error{Origin: z.origin, File: file, Reason: err.Error()}
 	}
+	return z.reparse(text, file)
+}
+
+func (z *Zone) reparse(text []byte, file string) (*Zone, error) {
 	var pace yield.Pacer
 	defer pace.Close()
 	// Scanned once: compared with z's, and kept by the new version either way.
@@ -265,10 +269,11 @@ func sameRecord(o, n dns.RR) bool {
 
 // ReparseFile is Reparse of z's file, or of path.
 func (z *Zone) ReparseFile(path string) (*Zone, error) {
-	f, err := os.Open(path)
+	// Read in one buffer of the file's size: io.ReadAll would grow one,
+	// and leave twice the file's size of garbage at every re-read.
+	text, err := os.ReadFile(path)
 	if err != nil {
 		return nil, &Error{Origin: z.origin, File: path, Reason: err.Error()}
 	}
-	defer f.Close()
-	return z.Reparse(f, path)
+	return z.reparse(text, path)
 }
