@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -144,33 +146,7 @@ func TestTCPConnectionsPerClient(t *testing.T) {
 	refusals := func() float64 {
 		return metric(t, prom, `coredns_codel_drops_total{reason="tcp",server="dns://`+s.addr+`"}`)
 	}
-	// open connects from the address from and asks one query: the
-	// connection, and whether it was answered.
-	open := func(from string) (net.Conn, bool) {
-		t.Helper()
-		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 2 * time.Second}
-		conn, err := d.Dial("tcp", s.addr)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { conn.Close() })
-		conn.SetDeadline(time.Now().Add(3 * time.Second))
-		dc := &dns.Conn{Conn: conn}
-		m := new(dns.Msg)
-		m.SetQuestion("www.example.org.", dns.TypeA)
-		if err := dc.WriteMsg(m); err != nil {
-			return conn, false // refused before the query was written
-		}
-		r, err := dc.ReadMsg()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				t.Fatalf("from %s: no answer and not closed: %v", from, err)
-			}
-			return conn, false
-		}
-		return conn, len(r.Answer) == 1
-	}
+	open := func(from string) (net.Conn, bool) { return openTCP(t, from, s.addr) }
 
 	var held []net.Conn
 	for i := range 3 {
@@ -212,5 +188,78 @@ func TestTCPConnectionsPerClient(t *testing.T) {
 	}
 	if a := answerA(t, s.addr, "www.example.org."); a != "192.0.2.1" {
 		t.Fatalf("UDP meanwhile: %s", a)
+	}
+}
+
+// openTCP connects from the address from to addr and asks one query: the
+// connection (closed when the test ends), and whether it was answered.
+func openTCP(t *testing.T, from, addr string) (net.Conn, bool) {
+	t.Helper()
+	d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 2 * time.Second}
+	conn, err := d.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	conn.SetDeadline(time.Now().Add(3 * time.Second))
+	dc := &dns.Conn{Conn: conn}
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	if err := dc.WriteMsg(m); err != nil {
+		return conn, false // refused before the query was written
+	}
+	r, err := dc.ReadMsg()
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			t.Fatalf("from %s: no answer and not closed: %v", from, err)
+		}
+		return conn, false
+	}
+	return conn, len(r.Answer) == 1
+}
+
+// TestTCPLimitAcrossReloads: the bound per client follows the Corefile
+// across reloads (the new server's listener, the new bound), and a reload
+// to a Corefile without codel lifts it.
+func TestTCPLimitAcrossReloads(t *testing.T) {
+	dir := t.TempDir()
+	org, other := filepath.Join(dir, "db.example.org"), filepath.Join(dir, "db.example.net")
+	writeZone(t, org, 1, "www A 192.0.2.1")
+	os.WriteFile(other, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
+	port := freePort(t)
+	corefile := func(codel, extra string) string {
+		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n%s    zonestore %s example.org\n%s}\n", port, codel, org, extra)
+	}
+	path := filepath.Join(dir, "Corefile")
+	os.WriteFile(path, []byte(corefile("    codel {\n        tcp_per_client 2\n    }\n", "")), 0o644)
+	s := start(t, "coredns", exec.Command(corednsBin, "-conf", path), port, "example.org")
+	// served opens n connections from one client, all kept open, and says
+	// how many were answered.
+	served := func(from string, n int) int {
+		answered := 0
+		for range n {
+			if _, ok := openTCP(t, from, s.addr); ok {
+				answered++
+			}
+		}
+		return answered
+	}
+	if got := served("127.0.8.1", 3); got != 2 {
+		t.Fatalf("at 2 per client: %d of 3 connections answered", got)
+	}
+
+	os.WriteFile(path, []byte(corefile("    codel {\n        tcp_per_client 3\n    }\n", "    zonestore "+other+" example.net\n")), 0o644)
+	eventually(t, "the new configuration", func() bool { return answerA(t, s.addr, "www.example.net.") == "192.0.2.2" })
+	time.Sleep(time.Second) // the old server stops, and closes its connections
+	if got := served("127.0.8.2", 4); got != 3 {
+		t.Fatalf("after a reload to 3 per client: %d of 4 connections answered", got)
+	}
+
+	os.WriteFile(path, []byte(corefile("", "")), 0o644)
+	eventually(t, "the configuration without codel", func() bool { return answerA(t, s.addr, "www.example.net.") != "192.0.2.2" })
+	time.Sleep(time.Second)
+	if got := served("127.0.8.3", 5); got != 5 {
+		t.Fatalf("after a reload without codel: %d of 5 connections answered", got)
 	}
 }
