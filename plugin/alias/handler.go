@@ -12,6 +12,7 @@ import (
 	"github.com/ontimedns/ontime/alias"
 	"github.com/ontimedns/ontime/alias/record"
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/chain"
 )
 
 // Alias answers A and AAAA questions at names with an ALIAS record. It
@@ -34,10 +35,10 @@ type Alias struct {
 // ServeDNS implements plugin.Handler.
 func (a *Alias) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	if len(r.Question) != 1 || (r.Question[0].Qtype != dns.TypeA && r.Question[0].Qtype != dns.TypeAAAA) {
-		return plugin.NextOrFailure(pluginName, a.Next, ctx, w, r)
+		return chain.Next(pluginName, a.Next, ctx, w, r)
 	}
 	if a.Next == nil {
-		return plugin.NextOrFailure(pluginName, a.Next, ctx, w, r)
+		return chain.Next(pluginName, a.Next, ctx, w, r)
 	}
 	hw := holders.Get().(*holdWriter)
 	hw.ResponseWriter = w

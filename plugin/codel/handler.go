@@ -16,6 +16,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/chain"
 )
 
 // Codel hands UDP queries to its queue; a worker runs the rest of the chain.
@@ -119,11 +120,11 @@ func (c *Codel) socketReads() uint64 {
 func (c *Codel) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	if hop, ok := codel.FromContext(ctx); ok && hop.Queue == c.q {
 		// Read off the socket by this plugin and taken by a worker: go on.
-		return plugin.NextOrFailure(pluginName, c.Next, ctx, w, r)
+		return chain.Next(pluginName, c.Next, ctx, w, r)
 	}
 	arrival := c.now()
 	if _, udp := w.RemoteAddr().(*net.UDPAddr); !udp {
-		return plugin.NextOrFailure(pluginName, c.Next, codel.NewContext(ctx, codel.Hop{Arrival: arrival}), w, r)
+		return chain.Next(pluginName, c.Next, codel.NewContext(ctx, codel.Hop{Arrival: arrival}), w, r)
 	}
 	if ctx.Done() != nil {
 		// A plugin before this one (cancel, timeouts) cancels ctx when
@@ -162,7 +163,7 @@ func (q *query) Run() {
 		}
 	}()
 	ctx := codel.NewContext(q.ctx, codel.Hop{Queue: q.c.q, Arrival: q.arrival})
-	rcode, _ := plugin.NextOrFailure(pluginName, q.c.Next, ctx, q.w, q.r)
+	rcode, _ := chain.Next(pluginName, q.c.Next, ctx, q.w, q.r)
 	if !plugin.ClientWrite(rcode) {
 		q.reply(rcode)
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/chain"
 )
 
 // Fastpack wraps the ResponseWriter for every plugin after it.
@@ -16,7 +18,7 @@ type Fastpack struct {
 // pooled one: a plugin after this one (codel) may write the answer after
 // ServeDNS has returned, from another goroutine.
 func (f Fastpack) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	return plugin.NextOrFailure(pluginName, f.Next, ctx, &Writer{ResponseWriter: w, req: r}, r)
+	return chain.Next(pluginName, f.Next, ctx, &Writer{ResponseWriter: w, req: r}, r)
 }
 
 // Name implements plugin.Handler.

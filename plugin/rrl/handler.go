@@ -12,6 +12,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/chain"
 	"github.com/ontimedns/ontime/rrl"
 )
 
@@ -49,13 +50,13 @@ func (h *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (i
 	}
 	limit := udp && addr.IsValid() && !h.l.Exempt(addr)
 	if client == nil && !limit {
-		return plugin.NextOrFailure(pluginName, h.Next, ctx, w, r)
+		return chain.Next(pluginName, h.Next, ctx, w, r)
 	}
 	verified := client != nil && server != nil && h.cookies.Valid(client, server, addr)
 	hop, _ := codel.FromContext(ctx)
 	rw := &writer{ResponseWriter: w, h: h, addr: addr, hop: hop, server: metrics.WithServer(ctx),
 		client: client, limit: limit && !verified}
-	return plugin.NextOrFailure(pluginName, h.Next, ctx, rw, r)
+	return chain.Next(pluginName, h.Next, ctx, rw, r)
 }
 
 // cookieOf returns the client cookie and the server cookie (nil if none)

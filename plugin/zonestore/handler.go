@@ -10,6 +10,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/alias"
+	"github.com/ontimedns/ontime/internal/chain"
 	"github.com/ontimedns/ontime/zonestore"
 )
 
@@ -75,7 +76,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		if h.Next == nil {
 			return h.reply(w, r, dns.RcodeRefused)
 		}
-		return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
+		return chain.Next(h.Name(), h.Next, ctx, w, r)
 	}
 	if r.Opcode != dns.OpcodeQuery {
 		return h.reply(w, r, dns.RcodeNotImplemented)
@@ -97,7 +98,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	z.Answer(&res, name, q.Qtype, do)
 
 	if res.Rcode == dns.RcodeNameError && len(res.Answer) == 0 && h.Fall.Through(q.Name) {
-		return plugin.NextOrFailure(h.Name(), h.Next, ctx, w, r)
+		return chain.Next(h.Name(), h.Next, ctx, w, r)
 	}
 
 	if res.Alias != nil {
