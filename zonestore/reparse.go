@@ -61,22 +61,9 @@ func (z *Zone) reparseText(cur *masterText, file string, pace *yield.Pacer) *Zon
 	if !bytes.Equal(cur.header, old.header) {
 		return nil
 	}
-	var added, removed []unit
-	kept := make([]bool, len(old.units))
-	for _, u := range cur.units {
-		pace.Tick()
-		if p, ok := old.index[u.hash]; ok {
-			kept[p] = true
-		} else if added = append(added, u); len(added) > maxTextEdits {
-			return nil
-		}
-	}
-	for i, k := range kept {
-		if !k {
-			if removed = append(removed, old.units[i]); len(removed) > maxTextEdits {
-				return nil
-			}
-		}
+	added, removed, ok := diffUnits(old.units, cur.units, pace)
+	if !ok {
+		return nil
 	}
 	b := z.Edit()
 	b.file = file

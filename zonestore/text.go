@@ -54,19 +54,19 @@ type masterText struct {
 	header []byte // the directives ($ORIGIN, $TTL) and comments before the first record
 	hasTTL bool   // the header sets $TTL
 	units  []unit // in the file's order
-	index  map[unitHash]int32
 }
 
 // scanText splits text into units. It returns nil for a file the fast
 // path does not handle: a directive after the first record, $INCLUDE or
-// $GENERATE, a parenthesis or quote left open, two records with the same
-// text and context, or more than a 32-bit offset.
+// $GENERATE, a parenthesis or quote left open, or more than a 32-bit
+// offset. (Two lines with the same text and context are caught where the
+// versions are compared: they hold one record, and the counts differ.)
 func scanText(text []byte, pace *yield.Pacer) *masterText {
 	if len(text) >= 1<<31-1 {
 		return nil
 	}
 	lines := bytes.Count(text, []byte{'\n'})
-	t := &masterText{text: text, units: make([]unit, 0, lines), index: make(map[unitHash]int32, lines)}
+	t := &masterText{text: text, units: make([]unit, 0, lines)}
 	var owner, ttl span
 	inHeader := true
 	for pos := 0; pos < len(text); {
@@ -122,10 +122,7 @@ func scanText(text []byte, pace *yield.Pacer) *masterText {
 				u.ttl = ttl
 			}
 			u.hash = t.hash(u)
-			t.index[u.hash] = int32(len(t.units))
-			if t.units = append(t.units, u); len(t.index) != len(t.units) {
-				return nil // the same text twice
-			}
+			t.units = append(t.units, u)
 		}
 		pos = end
 	}
@@ -256,4 +253,80 @@ func (t *masterText) record(u unit, origin, file string) dns.RR {
 		return nil
 	}
 	return rr
+}
+
+// resyncWindow is how far diffUnits looks ahead, in each file, for the two
+// to agree again after a difference: a few changed lines in a row.
+const resyncWindow = 64
+
+// diffUnits returns the units of old that cur lacks (removed) and those of
+// cur that old lacks (added), or ok false past maxTextEdits of either.
+// The files are walked side by side, as an edit leaves them: equal units
+// in the same order, a few lines changed, added or removed here and there.
+// After a difference, the walk looks up to resyncWindow units ahead in each
+// file for the next pair that agrees; failing that, the rest of both is
+// compared through a map of old's hashes. Any alignment gives the right
+// answer: units that pair up have the same text in the same context, so
+// old less removed plus added holds cur's records.
+func diffUnits(old, cur []unit, pace *yield.Pacer) (added, removed []unit, ok bool) {
+	i, j := 0, 0
+	for i < len(old) && j < len(cur) {
+		pace.Tick()
+		if old[i].hash == cur[j].hash {
+			i, j = i+1, j+1
+			continue
+		}
+		di, dj, found := resync(old[i:], cur[j:])
+		if !found {
+			break
+		}
+		removed, added = append(removed, old[i:i+di]...), append(added, cur[j:j+dj]...)
+		if len(removed) > maxTextEdits || len(added) > maxTextEdits {
+			return nil, nil, false
+		}
+		i, j = i+di, j+dj
+	}
+	if i < len(old) && j < len(cur) {
+		// No pair agreed nearby: the rest by hash.
+		rest := make(map[unitHash]int32, len(old)-i)
+		for k := i; k < len(old); k++ {
+			pace.Tick()
+			rest[old[k].hash] = int32(k)
+		}
+		kept := make([]bool, len(old)-i)
+		for _, u := range cur[j:] {
+			pace.Tick()
+			if k, hit := rest[u.hash]; hit {
+				kept[int(k)-i] = true
+			} else if added = append(added, u); len(added) > maxTextEdits {
+				return nil, nil, false
+			}
+		}
+		for k, hit := range kept {
+			if !hit {
+				removed = append(removed, old[i+k])
+			}
+		}
+		i, j = len(old), len(cur)
+	}
+	removed, added = append(removed, old[i:]...), append(added, cur[j:]...)
+	if len(removed) > maxTextEdits || len(added) > maxTextEdits {
+		return nil, nil, false
+	}
+	return added, removed, true
+}
+
+// resync finds the nearest point, within resyncWindow units of the start
+// of each, where old and cur agree again: di units of old removed and dj
+// of cur added before it.
+func resync(old, cur []unit) (di, dj int, found bool) {
+	for d := 1; d <= resyncWindow; d++ {
+		for k := 0; k <= d; k++ {
+			// d steps in all: k in old, d-k in cur.
+			if k < len(old) && d-k < len(cur) && old[k].hash == cur[d-k].hash {
+				return k, d - k, true
+			}
+		}
+	}
+	return 0, 0, false
 }

@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -223,6 +224,74 @@ func TestTextReparseRandomEdits(t *testing.T) {
 		}
 		if asText < 30 {
 			t.Errorf("$TTL %v: %d of 40 versions compared as text, want most", withTTL, asText)
+		}
+	}
+}
+
+// TestDiffUnitsIsTheSetDifference: whatever the edits (lines changed,
+// added, removed, moved, runs longer than the resync window, both ends),
+// what diffUnits removes from old and adds holds exactly cur's units.
+func TestDiffUnitsIsTheSetDifference(t *testing.T) {
+	rnd := rand.New(rand.NewPCG(7, 9))
+	u := func(n int) unit { return unit{hash: unitHash{uint64(n), 0}} }
+	for round := range 500 {
+		n := 1 + rnd.IntN(400)
+		var old []unit
+		for k := range n {
+			old = append(old, u(k))
+		}
+		cur := slices.Clone(old)
+		next := n
+		for range rnd.IntN(6) {
+			switch at := rnd.IntN(len(cur) + 1); rnd.IntN(5) {
+			case 0: // a line added
+				cur = slices.Insert(cur, at, u(next))
+				next++
+			case 1: // a line removed
+				if at < len(cur) {
+					cur = slices.Delete(cur, at, at+1)
+				}
+			case 2: // a line changed
+				if at < len(cur) {
+					cur[at] = u(next)
+					next++
+				}
+			case 3: // a run of new lines, longer than the window
+				for range resyncWindow + rnd.IntN(10) {
+					cur = slices.Insert(cur, min(at, len(cur)), u(next))
+					next++
+				}
+			case 4: // a line moved elsewhere
+				if at < len(cur) {
+					m := cur[at]
+					cur = slices.Delete(cur, at, at+1)
+					cur = slices.Insert(cur, rnd.IntN(len(cur)+1), m)
+				}
+			}
+		}
+		added, removed, ok := diffUnits(old, cur, nil)
+		if !ok {
+			continue // past maxTextEdits: the caller parses whole
+		}
+		got := map[unitHash]bool{}
+		for _, x := range old {
+			got[x.hash] = true
+		}
+		for _, x := range removed {
+			if !got[x.hash] {
+				t.Fatalf("round %d: removed %v, not in old", round, x.hash)
+			}
+			delete(got, x.hash)
+		}
+		for _, x := range added {
+			got[x.hash] = true
+		}
+		want := map[unitHash]bool{}
+		for _, x := range cur {
+			want[x.hash] = true
+		}
+		if !maps.Equal(got, want) {
+			t.Fatalf("round %d: old - removed + added has %d units, cur %d", round, len(got), len(want))
 		}
 	}
 }
