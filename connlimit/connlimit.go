@@ -50,9 +50,15 @@ type Limiter struct {
 	mu        sync.Mutex
 	perClient int // 0: no limit per client
 	max       int
-	clients   map[netip.Addr][]Conn // by client address
+	clients   map[netip.Addr]*client
 	n         int
 	lastSweep time.Time
+}
+
+// client is what the table holds of one client address.
+type client struct {
+	conns []Conn
+	asked time.Time // when the kernel was last asked about conns
 }
 
 // sweepEvery spaces the sweeps of a full table: a sweep asks the kernel
@@ -60,11 +66,17 @@ type Limiter struct {
 // ask at every accept.
 const sweepEvery = time.Second
 
+// askEvery spaces the questions about one client's connections: a client
+// at its bound that keeps connecting would otherwise cost a question per
+// connection it holds at every attempt. A connection it closed is found
+// out at its next attempt after this.
+const askEvery = 10 * time.Millisecond
+
 // New returns a Limiter of perClient connections per client address (0 for
 // none) and max in all.
 func New(perClient, max int, alive func(Conn) (bool, error)) *Limiter {
 	return &Limiter{Alive: alive, perClient: perClient, max: max,
-		clients: map[netip.Addr][]Conn{}}
+		clients: map[netip.Addr]*client{}}
 }
 
 // SetLimits changes the bounds; the connections held stay (a reloaded
@@ -77,27 +89,35 @@ func (l *Limiter) SetLimits(perClient, max int) {
 
 // Admit decides on a connection just accepted, and holds it if admitted.
 func (l *Limiter) Admit(c Conn) Verdict {
-	client := c.Client.Addr().Unmap()
+	addr := c.Client.Addr().Unmap()
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.perClient > 0 && len(l.clients[client]) >= l.perClient {
-		l.prune(client)
-		if len(l.clients[client]) >= l.perClient {
+	cl := l.clients[addr]
+	if l.perClient > 0 && cl != nil && len(cl.conns) >= l.perClient {
+		if now := l.now(); now.Sub(cl.asked) >= askEvery {
+			cl.asked = now
+			l.prune(addr, cl)
+		}
+		if len(cl.conns) >= l.perClient {
 			return PerClient
 		}
 	}
 	if l.n >= l.max {
 		if now := l.now(); now.Sub(l.lastSweep) >= sweepEvery {
 			l.lastSweep = now
-			for a := range l.clients {
-				l.prune(a)
+			for a, c := range l.clients {
+				l.prune(a, c)
 			}
 		}
 		if l.n >= l.max {
 			return Full
 		}
 	}
-	l.clients[client] = append(l.clients[client], c)
+	if cl = l.clients[addr]; cl == nil {
+		cl = &client{}
+		l.clients[addr] = cl
+	}
+	cl.conns = append(cl.conns, c)
 	l.n++
 	return Admitted
 }
@@ -110,23 +130,21 @@ func (l *Limiter) Held() int {
 	return l.n
 }
 
-// prune drops the client's connections that the kernel has closed.
-func (l *Limiter) prune(client netip.Addr) {
-	held := l.clients[client]
-	kept := held[:0]
-	for _, c := range held {
+// prune drops the client's connections that the kernel has closed, and
+// the client once it holds none.
+func (l *Limiter) prune(addr netip.Addr, cl *client) {
+	kept := cl.conns[:0]
+	for _, c := range cl.conns {
 		if open, err := l.Alive(c); open || err != nil {
 			kept = append(kept, c)
 			continue
 		}
 		l.n--
 	}
-	clear(held[len(kept):])
-	if len(kept) == 0 {
-		delete(l.clients, client)
-		return
+	clear(cl.conns[len(kept):])
+	if cl.conns = kept; len(kept) == 0 {
+		delete(l.clients, addr)
 	}
-	l.clients[client] = kept
 }
 
 func (l *Limiter) now() time.Time {

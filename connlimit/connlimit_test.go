@@ -20,7 +20,9 @@ func conn(client string, port uint16) Conn {
 
 func TestPerClientAtItsEdge(t *testing.T) {
 	k := open{}
+	now := time.Unix(1000, 0)
 	l := New(3, 100, k.alive)
+	l.Now = func() time.Time { return now }
 	for p := uint16(1); p <= 3; p++ {
 		c := conn("198.51.100.1", p)
 		k[c] = true
@@ -39,8 +41,13 @@ func TestPerClientAtItsEdge(t *testing.T) {
 	if v := l.Admit(conn("198.51.100.2", 1)); v != Admitted {
 		t.Fatalf("another client: %v", v)
 	}
-	// One closes: the next is admitted, found out when it asks.
+	// One closes: the next is admitted, found out when it asks (the
+	// kernel is asked about a client at most every askEvery).
 	delete(k, conn("198.51.100.1", 2))
+	if v := l.Admit(conn("198.51.100.1", 8)); v != PerClient {
+		t.Fatalf("asked again within askEvery: %v", v)
+	}
+	now = now.Add(askEvery)
 	c := conn("198.51.100.1", 6)
 	k[c] = true
 	if v := l.Admit(c); v != Admitted {
@@ -96,6 +103,23 @@ func TestTableNeverOutgrowsItsBound(t *testing.T) {
 		if l.Held() > 1000 || len(l.clients) > 1000 {
 			t.Fatalf("after %d clients the table holds %d connections of %d clients", i+1, l.Held(), len(l.clients))
 		}
+	}
+}
+
+// TestClientAtItsBoundAsksSeldom: a client at its bound that connects a
+// thousand times in a millisecond costs one round of questions, not a
+// thousand.
+func TestClientAtItsBoundAsksSeldom(t *testing.T) {
+	asked := 0
+	now := time.Unix(1000, 0)
+	l := New(64, 1000, func(Conn) (bool, error) { asked++; return true, nil })
+	l.Now = func() time.Time { return now }
+	for p := range 1064 {
+		l.Admit(conn("198.51.100.1", uint16(p+1)))
+		now = now.Add(time.Microsecond)
+	}
+	if asked != 64 {
+		t.Fatalf("asked the kernel %d times, want 64 (one round)", asked)
 	}
 }
 

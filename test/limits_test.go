@@ -172,6 +172,7 @@ func TestTCPConnectionsPerClient(t *testing.T) {
 	if _, err := io.ReadAll(held[0]); err != nil {
 		t.Fatalf("the server did not close its side: %v", err)
 	}
+	time.Sleep(20 * time.Millisecond) // the kernel is asked about one client every 10 ms at most
 	if _, ok := open("127.0.6.1"); !ok {
 		t.Fatal("after closing one of its 3, the client was not answered")
 	}
