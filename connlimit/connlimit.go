@@ -1,5 +1,5 @@
 // Package connlimit bounds the TCP connections a server holds: so many per
-// client address, and so many in all. A client that opens connections and
+// client (an IPv4 address, an IPv6 /64), and so many in all. A client that opens connections and
 // leaves them idle holds a goroutine, a buffer and a descriptor each until
 // the idle timeout closes them; without a bound per client, one address
 // can take every descriptor the process has.
@@ -55,7 +55,7 @@ type Limiter struct {
 	lastSweep time.Time
 }
 
-// client is what the table holds of one client address.
+// client is what the table holds of one client.
 type client struct {
 	conns []Conn
 	asked time.Time // when the kernel was last asked about conns
@@ -72,8 +72,8 @@ const sweepEvery = time.Second
 // out at its next attempt after this.
 const askEvery = 10 * time.Millisecond
 
-// New returns a Limiter of perClient connections per client address (0 for
-// none) and max in all.
+// New returns a Limiter of perClient connections per client (0 for none)
+// and max in all.
 func New(perClient, max int, alive func(Conn) (bool, error)) *Limiter {
 	return &Limiter{Alive: alive, perClient: perClient, max: max,
 		clients: map[netip.Addr]*client{}}
@@ -89,7 +89,7 @@ func (l *Limiter) SetLimits(perClient, max int) {
 
 // Admit decides on a connection just accepted, and holds it if admitted.
 func (l *Limiter) Admit(c Conn) Verdict {
-	addr := c.Client.Addr().Unmap()
+	addr := clientOf(c.Client.Addr())
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	cl := l.clients[addr]
@@ -145,6 +145,17 @@ func (l *Limiter) prune(addr netip.Addr, cl *client) {
 	if cl.conns = kept; len(kept) == 0 {
 		delete(l.clients, addr)
 	}
+}
+
+// clientOf is the client an address belongs to: an IPv4 address, or the
+// /64 of an IPv6 one (what one host is given; per address, a host could
+// open as many connections as it has addresses).
+func clientOf(a netip.Addr) netip.Addr {
+	if a = a.Unmap(); a.Is4() {
+		return a
+	}
+	p, _ := a.WithZone("").Prefix(64)
+	return p.Addr()
 }
 
 func (l *Limiter) now() time.Time {

@@ -41,6 +41,20 @@ func TestPerClientAtItsEdge(t *testing.T) {
 	if v := l.Admit(conn("198.51.100.2", 1)); v != Admitted {
 		t.Fatalf("another client: %v", v)
 	}
+	// An IPv6 client is its /64: another address in it is the same client.
+	for i, a := range []string{"2001:db8:1:2::1", "2001:db8:1:2::2", "2001:db8:1:2:ffff::3"} {
+		c := conn(a, 1)
+		k[c] = true
+		if v := l.Admit(c); v != Admitted {
+			t.Fatalf("IPv6 connection %d: %v", i+1, v)
+		}
+	}
+	if v := l.Admit(conn("2001:db8:1:2::4", 1)); v != PerClient {
+		t.Fatalf("a fourth address of one /64: %v, want per-client", v)
+	}
+	if v := l.Admit(conn("2001:db8:1:3::1", 1)); v != Admitted {
+		t.Fatalf("the next /64: %v", v)
+	}
 	// One closes: the next is admitted, found out when it asks (the
 	// kernel is asked about a client at most every askEvery).
 	delete(k, conn("198.51.100.1", 2))

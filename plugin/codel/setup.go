@@ -82,7 +82,7 @@ const dropSilent = -1
 type options struct {
 	drop         int  // rcode for dropped queries, or dropSilent
 	socket       bool // read the UDP socket (default on)
-	tcpPerClient int  // open TCP connections per client address; 0: no limit per client
+	tcpPerClient int  // open TCP connections per client (an IPv4 address, an IPv6 /64); 0: no limit per client
 	tcpConns     int  // open TCP connections in all; 0: no limit at all
 }
 
