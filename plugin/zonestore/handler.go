@@ -94,8 +94,9 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 
 	opt := r.IsEdns0()
 	do := opt != nil && opt.Do()
-	var res zonestore.Response
-	z.Answer(&res, name, q.Qtype, do)
+	a := new(answer)
+	res := &a.res
+	z.Answer(res, name, q.Qtype, do)
 
 	if res.Rcode == dns.RcodeNameError && len(res.Answer) == 0 && h.Fall.Through(q.Name) {
 		return chain.Next(h.Name(), h.Next, ctx, w, r)
@@ -107,13 +108,20 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 			rep.Report(alias.Found{Alias: res.Alias, SOA: res.SOA, Signed: z.Signed()})
 		}
 	}
-	m := new(dns.Msg)
+	m := &a.m
 	m.SetReply(r)
 	m.Authoritative = res.Authoritative
 	m.Rcode = res.Rcode
 	m.Answer, m.Ns, m.Extra = res.Answer, res.Ns, res.Extra
 	w.WriteMsg(m)
 	return dns.RcodeSuccess, nil
+}
+
+// answer is a query's answer and the message that carries it, in one
+// allocation: both live as long as the writers below keep the message.
+type answer struct {
+	m   dns.Msg
+	res zonestore.Response
 }
 
 // reply writes an empty answer with rcode. It returns success so that no
