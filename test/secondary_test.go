@@ -159,7 +159,7 @@ func TestSecondaryWithTSIG(t *testing.T) {
 	// plugged: the stock tsig plugin knows the key too; it checks a
 	// signature first and takes the TSIG record off the message.
 	s := startCorefile(t, block(with, "    prometheus "+prom+"\n    codel\n")+block(without, "")+
-		block(plugged, "    tsig {\n        secret xfr. "+secret+"\n    }\n"), with, "example.test")
+		block(plugged, "    codel\n    tsig {\n        secret xfr. "+secret+"\n    }\n"), with, "example.test")
 	if got := answerA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
 		t.Fatalf("with the key: %s", got)
 	}
@@ -189,13 +189,18 @@ func TestSecondaryWithTSIG(t *testing.T) {
 		{"the key, through the tsig plugin", secret, "udp", pluggedAddr, dns.RcodeSuccess},
 		{"unsigned, through the tsig plugin", "", "udp", pluggedAddr, dns.RcodeNotAuth},
 		{"a wrong secret, to the tsig plugin", "d3Jvbmcgc2VjcmV0", "udp", pluggedAddr, dns.RcodeNotAuth}, // its answer, not counted here
+		{"an unknown key, to the tsig plugin", "d3Jvbmcgc2VjcmV0", "udp", pluggedAddr, dns.RcodeNotAuth}, // BADKEY, sent by codel's writer
 	} {
 		m := new(dns.Msg)
 		m.SetNotify("example.test.")
 		c := &dns.Client{Net: tc.net, Timeout: 2 * time.Second}
 		if tc.secret != "" {
-			m.SetTsig("xfr.", dns.HmacSHA256, 300, time.Now().Unix())
-			c.TsigSecret = map[string]string{"xfr.": tc.secret}
+			key := "xfr."
+			if strings.HasPrefix(tc.name, "an unknown key") {
+				key = "other."
+			}
+			m.SetTsig(key, dns.HmacSHA256, 300, time.Now().Unix())
+			c.TsigSecret = map[string]string{key: tc.secret}
 		}
 		r, _, err := c.Exchange(m, tc.addr)
 		if tc.want == dns.RcodeNotAuth && tc.secret != "" && err == dns.ErrAuth {

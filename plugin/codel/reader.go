@@ -356,9 +356,11 @@ func (w *udpWriter) WriteMsg(m *dns.Msg) error {
 	var b []byte
 	var err error
 	if t := m.IsTsig(); t != nil && w.tsig != nil {
-		// Signed, as miekg/dns's writer signs: over the query's MAC.
+		// Signed, as miekg/dns's writer signs: over the query's MAC. An
+		// answer that reports an unknown key or a bad signature carries
+		// no MAC, and needs no secret.
 		secret, ok := w.tsig.secrets[t.Hdr.Name]
-		if !ok {
+		if !ok && t.Error != dns.RcodeBadKey && t.Error != dns.RcodeBadSig {
 			return dns.ErrSecret
 		}
 		b, _, err = dns.TsigGenerate(m, secret, w.tsig.mac, w.tsig.timersOnly)

@@ -20,13 +20,13 @@ import (
 // refuse it (ErrInvalidUpstream: closed, and the listener goes on). codel
 // sets that hook, in front of any policy the proxyproto plugin set.
 //
-// A reloaded server keeps its listener, and with it the policy of the
-// Corefile it started with; so the policy looks up the limit of its
-// address here each time, and the table of connections outlives the
-// instance: a reload keeps counting the connections already open. The
-// instance of the current Corefile counts the refusals among its drops; a
-// Corefile without codel (or without the limit) leaves none, and nothing
-// is refused.
+// A wrapped listener has no file for caddy to hand over, so a reloaded
+// server opens a listener of its own while the old one serves its last
+// connections. The table lives here, by address, across instances: both
+// listeners count against the same connections, and the new bounds apply
+// to it at once. The instance of the current Corefile counts the
+// refusals among its drops; once none holds the address (a Corefile
+// without codel), the old listener refuses nothing either.
 type tcpLimit struct {
 	limiter *connlimit.Limiter
 	owner   atomic.Pointer[Codel]
