@@ -65,7 +65,7 @@ func BenchmarkReparseText170k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if z.text == nil {
+		if z.keptText() == nil {
 			b.Fatal("not compared as text")
 		}
 	}
@@ -92,7 +92,7 @@ func BenchmarkReparseFile170k(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		if z.text == nil {
+		if z.keptText() == nil {
 			b.Fatal("not compared as text")
 		}
 	}

@@ -46,7 +46,7 @@ func (z *Zone) reparse(text []byte, file string) (*Zone, error) {
 	if err != nil {
 		return nil, err
 	}
-	next.text = cur
+	next.setText(cur)
 	return next, nil
 }
 
@@ -54,7 +54,7 @@ func (z *Zone) reparse(text []byte, file string) (*Zone, error) {
 // or nil where that does not apply or fails: the caller parses the whole
 // file then, and its errors are the ones reported, with their lines.
 func (z *Zone) reparseText(cur *masterText, file string, pace *yield.Pacer) *Zone {
-	old := z.text
+	old := z.keptText()
 	if old == nil || cur == nil || z.signed || len(old.units) != z.records {
 		return nil // no text kept, or records that two lines both hold
 	}
@@ -83,14 +83,14 @@ func (z *Zone) reparseText(cur *masterText, file string, pace *yield.Pacer) *Zon
 	if err != nil || next.records != len(cur.units) {
 		return nil // a record the zone refuses, or two lines that hold one record
 	}
-	next.text = cur
+	next.setText(cur)
 	return next
 }
 
 // keepText keeps a large zone's file as units for the next Reparse.
 func (z *Zone) keepText(text []byte, pace *yield.Pacer) {
 	if len(text) >= textMinBytes {
-		z.text = scanText(text, pace)
+		z.setText(scanText(text, pace))
 	}
 }
 

@@ -47,7 +47,7 @@ func textZone(t *testing.T, text []byte) *Zone {
 		t.Fatal(err)
 	}
 	z.keepText(text, nil)
-	if z.text == nil {
+	if z.keptText() == nil {
 		t.Fatalf("a %d-byte file kept no text", len(text))
 	}
 	return z
@@ -293,5 +293,28 @@ func TestDiffUnitsIsTheSetDifference(t *testing.T) {
 		if !maps.Equal(got, want) {
 			t.Fatalf("round %d: old - removed + added has %d units, cur %d", round, len(got), len(want))
 		}
+	}
+}
+
+// TestDropText: a version that let go of its text is re-read by parsing
+// every record, to the same zone.
+func TestDropText(t *testing.T) {
+	base := bigZone(true)
+	old := textZone(t, joined(base))
+	if !old.HoldsText() {
+		t.Fatal("a large file's text is not kept")
+	}
+	old.DropText()
+	if old.HoldsText() {
+		t.Fatal("the text is still held")
+	}
+	next := joined(append(slices.Clone(base), "dropped A 192.0.2.77"))
+	got, err := old.Reparse(strings.NewReader(string(next)), "db.example.org")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameAsParse(t, "after DropText", got, next)
+	if !got.HoldsText() {
+		t.Error("the new version keeps no text for its own re-read")
 	}
 }

@@ -1,6 +1,8 @@
 package zonestore
 
 import (
+	"sync/atomic"
+
 	"github.com/miekg/dns"
 )
 
@@ -31,7 +33,10 @@ type Zone struct {
 
 	expired bool // a secondary zone past its SOA expire: answered with SERVFAIL
 
-	text *masterText // a large file's records as text, for the next Reparse; nil otherwise
+	// text holds a large file's records as text, for the next Reparse;
+	// nil otherwise. It empties once a later version replaces this one
+	// (DropText), from whichever goroutine publishes that version.
+	text *atomic.Pointer[masterText]
 }
 
 // node is one owner name of a zone. Nodes refer to other nodes by key, never
@@ -137,4 +142,35 @@ func (n *node) hasData() bool {
 		}
 	}
 	return false
+}
+
+// DropText lets go of the file's text this version kept for its next
+// re-read, once a later version has replaced it: only the version served
+// is re-read, and older ones held for IXFR would otherwise each keep their
+// file's text (21 MB for a 170,000-name zone). A version that has dropped
+// it is re-read by parsing every record.
+func (z *Zone) DropText() {
+	if z.text != nil {
+		z.text.Store(nil)
+	}
+}
+
+// HoldsText reports whether this version keeps its file's text for the
+// next re-read.
+func (z *Zone) HoldsText() bool { return z.keptText() != nil }
+
+// keptText returns the text kept for the next re-read, or nil.
+func (z *Zone) keptText() *masterText {
+	if z.text == nil {
+		return nil
+	}
+	return z.text.Load()
+}
+
+// setText keeps t for the next re-read; called before z is published.
+func (z *Zone) setText(t *masterText) {
+	if t != nil {
+		z.text = new(atomic.Pointer[masterText])
+		z.text.Store(t)
+	}
 }

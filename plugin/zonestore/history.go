@@ -32,6 +32,10 @@ func (hs *history) add(z *zonestore.Zone) {
 		vs[n-1] = z // the same data, republished (expired or back)
 		return
 	}
+	if n := len(vs); n > 0 && vs[n-1] != z {
+		// Replaced: held for IXFR only, it is re-read no more.
+		vs[n-1].DropText()
+	}
 	vs = append(vs, z)
 	if len(vs) > keepVersions {
 		vs = append(vs[:0:0], vs[len(vs)-keepVersions:]...)
