@@ -35,10 +35,7 @@ func (z *Zone) reparse(text []byte, file string) (*Zone, error) {
 	var pace yield.Pacer
 	defer pace.Close()
 	// Scanned once: compared with z's, and kept by the new version either way.
-	var cur *masterText
-	if len(text) >= textMinBytes {
-		cur = scanText(text, &pace)
-	}
+	cur := largeText(text, &pace)
 	if next := z.reparseText(cur, file, &pace); next != nil {
 		return next, nil
 	}
@@ -88,10 +85,15 @@ func (z *Zone) reparseText(cur *masterText, file string, pace *yield.Pacer) *Zon
 }
 
 // keepText keeps a large zone's file as units for the next Reparse.
-func (z *Zone) keepText(text []byte, pace *yield.Pacer) {
-	if len(text) >= textMinBytes {
-		z.setText(scanText(text, pace))
+func (z *Zone) keepText(text []byte, pace *yield.Pacer) { z.setText(largeText(text, pace)) }
+
+// largeText is text split into units when the file is large enough to
+// keep them (textMinBytes), nil otherwise.
+func largeText(text []byte, pace *yield.Pacer) *masterText {
+	if len(text) < textMinBytes {
+		return nil
 	}
+	return scanText(text, pace)
 }
 
 // reparseRecords is Reparse by parsing every record and comparing it with z's.

@@ -41,11 +41,6 @@ func openSockets(addr netip.AddrPort) (conn, feed *net.UDPConn, undo, forget fun
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	closeAll := func(cs []sharedSocket) {
-		for _, c := range cs {
-			c.conn.Close()
-		}
-	}
 	if own, ownInode, err := ownSocket(addr); err == nil {
 		forget := func() { ownSockets.Delete(ownInode) }
 		if feed, err = dupConn(own, addr); err == nil {
@@ -56,7 +51,7 @@ func openSockets(addr netip.AddrPort) (conn, feed *net.UDPConn, undo, forget fun
 					for _, c := range cores {
 						unsteal(c.conn, c.inode)
 					}
-					closeAll(cores)
+					closeShared(cores)
 					connectToSelf(own, addr)
 				}, forget, nil
 			}
@@ -66,7 +61,7 @@ func openSockets(addr netip.AddrPort) (conn, feed *net.UDPConn, undo, forget fun
 		forget()
 		log.Infof("%s: %v; codel shares CoreDNS's socket", addr, err)
 	}
-	closeAll(cores[1:])
+	closeShared(cores[1:])
 	core := cores[0].conn
 	if feed, err = dupConn(core, addr); err != nil {
 		core.Close()
@@ -92,7 +87,7 @@ func stealAll(cores []sharedSocket, addr netip.AddrPort) error {
 	return nil
 }
 
-// ownSockets are the inodes of the sockets codel opened itself: sharedSocket
+// ownSockets are the inodes of the sockets codel opened itself: sharedSockets
 // passes them by, looking for CoreDNS's.
 var ownSockets sync.Map
 
@@ -261,6 +256,12 @@ type sharedSocket struct {
 	inode string
 }
 
+func closeShared(cs []sharedSocket) {
+	for _, c := range cs {
+		c.conn.Close()
+	}
+}
+
 // sharedSockets returns new *net.UDPConns on the UDP sockets this process
 // has bound to addr (the ones CoreDNS's servers read), found through
 // /proc: the sockets' inodes in /proc/self/net/udp{,6}, then the
@@ -281,9 +282,7 @@ func sharedSockets(addr netip.AddrPort) ([]sharedSocket, error) {
 	}
 	var found []sharedSocket
 	fail := func(err error) ([]sharedSocket, error) {
-		for _, c := range found {
-			c.conn.Close()
-		}
+		closeShared(found)
 		return nil, err
 	}
 	seen := map[string]bool{}

@@ -136,7 +136,10 @@ func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 	key := sec.Key()
 	byPlugin, _ := tsig.ValidatedKeyName(ctx)
 	byPlugin = dns.CanonicalName(byPlugin)
-	if key != nil && byPlugin != key.Name {
+	// ours to check and to sign: a key is required, and the tsig plugin
+	// has not verified it already.
+	ours := key != nil && byPlugin != key.Name
+	if ours {
 		t := r.IsTsig()
 		var why string
 		switch {
@@ -159,7 +162,7 @@ func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.Authoritative = true
-	if key != nil && byPlugin != key.Name {
+	if ours {
 		m.SetTsig(key.Name, key.Algorithm, 300, time.Now().Unix())
 	}
 	w.WriteMsg(m)
