@@ -11,6 +11,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
+	"net"
+	"strings"
 
 	"github.com/miekg/dns"
 )
@@ -41,6 +43,10 @@ type Encoder struct {
 
 	scratch []byte // for those records
 	opt     []byte // the OPT record's RDATA, known before the sections
+
+	// The owner of the last record, and the pointer that names it.
+	owner    string
+	ownerPtr uint16
 }
 
 // NewEncoder returns an encoder ready for use.
@@ -104,7 +110,8 @@ func (e *Encoder) Encode(dst []byte, m *dns.Msg, size int) ([]byte, error) {
 		counts [3]int
 	}
 	truncated := false
-	var prev dns.RR
+	var prev *dns.RR_Header
+	e.owner, e.ownerPtr = "", noPointer
 sections:
 	for si, sec := range [3][]dns.RR{m.Answer, m.Ns, m.Extra} {
 		prev = nil
@@ -115,11 +122,12 @@ sections:
 			if si == 2 && rr == dns.RR(opt) {
 				continue
 			}
-			if !sameSet(prev, rr) {
+			h := rr.Header()
+			if !sameSet(prev, h, rr) {
 				mark.n, mark.counts = len(e.buf), counts
 			}
-			prev = rr
-			if err := e.rr(rr); err != nil {
+			prev = h
+			if err := e.rr(rr, h); err != nil {
 				return e.buf[:0], err
 			}
 			counts[si]++
@@ -187,14 +195,11 @@ func (e *Encoder) findOPT(m *dns.Msg) (*dns.OPT, error) {
 	return opt, nil
 }
 
-// sameSet says whether rr belongs to the RRset of prev, or is the RRSIG
-// that covers it, so truncation never splits them.
-func sameSet(prev, rr dns.RR) bool {
-	if prev == nil {
-		return false
-	}
-	p, h := prev.Header(), rr.Header()
-	if p.Class != h.Class || !equalName(p.Name, h.Name) {
+// sameSet says whether rr, whose header is h, belongs to the RRset whose
+// header is p, or is the RRSIG that covers it, so truncation never splits
+// them.
+func sameSet(p, h *dns.RR_Header, rr dns.RR) bool {
+	if p == nil || p.Class != h.Class || !equalName(p.Name, h.Name) {
 		return false
 	}
 	if p.Rrtype == h.Rrtype {
@@ -226,20 +231,29 @@ func equalName(a, b string) bool {
 	return true
 }
 
-// rr appends one resource record.
-func (e *Encoder) rr(rr dns.RR) error {
-	h := rr.Header()
-	if err := e.name(h.Name, true); err != nil {
-		return err
+// rr appends one resource record, whose header is h.
+func (e *Encoder) rr(rr dns.RR, h *dns.RR_Header) error {
+	// The records of an RRset share their owner: the pointer written for
+	// the last owner serves again without a lookup.
+	if h.Name == e.owner && e.ownerPtr != noPointer {
+		e.buf = append(e.buf, byte(e.ownerPtr>>8)|0xC0, byte(e.ownerPtr))
+	} else {
+		ptr, err := e.pointedName(h.Name, true)
+		if err != nil {
+			return err
+		}
+		e.owner, e.ownerPtr = h.Name, ptr
 	}
 	e.buf = append(e.buf, byte(h.Rrtype>>8), byte(h.Rrtype), byte(h.Class>>8), byte(h.Class),
 		byte(h.Ttl>>24), byte(h.Ttl>>16), byte(h.Ttl>>8), byte(h.Ttl), 0, 0)
 	start := len(e.buf)
-	covered, err := e.rdata(rr)
-	if err != nil {
+	// Addresses, the commonest RDATA, are written here rather than in the
+	// large switch of rdata.
+	if a, ok := rr.(*dns.A); ok && isV4(a.A) {
+		e.buf = append(e.buf, a.A[len(a.A)-4:]...)
+	} else if covered, err := e.rdata(rr); err != nil {
 		return err
-	}
-	if !covered {
+	} else if !covered {
 		if err := e.fallback(rr, start); err != nil {
 			return err
 		}
@@ -252,16 +266,35 @@ func (e *Encoder) rr(rr dns.RR) error {
 	return nil
 }
 
+// isV4 says whether ip holds an IPv4 address, in four octets or in the
+// sixteen of ::ffff:a.b.c.d that Go's parsers give.
+func isV4(ip net.IP) bool {
+	switch len(ip) {
+	case net.IPv4len:
+		return true
+	case net.IPv6len:
+		return binary.LittleEndian.Uint64(ip) == 0 && binary.BigEndian.Uint32(ip[8:]) == 0xFFFF
+	}
+	return false
+}
+
 // name appends the domain name s. compress says whether it may end in a
 // pointer: owner names, and names in the RDATA of the RFC 1035 types (RFC
 // 3597, section 4). Every name written is remembered for later ones.
 func (e *Encoder) name(s string, compress bool) error {
+	_, err := e.pointedName(s, compress)
+	return err
+}
+
+// pointedName is name, and returns the offset a later pointer to the same
+// name would hold, or noPointer.
+func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	switch s {
 	case ".":
 		e.buf = append(e.buf, 0)
-		return nil
+		return noPointer, nil // one octet: a pointer would be longer
 	case "":
-		return nil // as miekg/dns: nothing, for RRs of dynamic updates
+		return noPointer, nil // as miekg/dns: nothing, for RRs of dynamic updates
 	}
 	t := &e.names
 	h := maphash.String(t.seed, s)
@@ -271,22 +304,27 @@ func (e *Encoder) name(s string, compress bool) error {
 		switch {
 		case compress && w.ptr != noPointer:
 			e.buf = append(e.buf, byte(w.ptr>>8)|0xC0, byte(w.ptr))
-			return nil
+			return w.ptr, nil
 		case !compress:
 			e.buf = append(e.buf, t.wires[w.wpos:w.wpos+uint32(w.wlen)]...)
-			return nil
+			return w.ptr, nil
 		}
 		// Known, but written past the pointer limit: its suffixes may still
 		// be reachable.
 	}
 
 	start := len(e.buf)
+	var nl int
 	var err error
-	if e.buf, err = appendName(e.buf, s); err != nil {
-		return err
+	if strings.IndexByte(s, '\\') < 0 {
+		e.buf, nl, err = t.scanPlain(e.buf, s)
+	} else if e.buf, err = appendName(e.buf, s); err == nil {
+		nl = t.index(e.buf[start:])
+	}
+	if err != nil {
+		return noPointer, err
 	}
 	wire := e.buf[start:]
-	nl := t.index(wire)
 	cut, target := nl, 0
 	if compress {
 		for j := 0; j < nl; j++ {
@@ -296,20 +334,23 @@ func (e *Encoder) name(s string, compress bool) error {
 			}
 		}
 	}
+	ptr := start
+	if cut == 0 {
+		ptr = target
+	}
 	if known < 0 {
-		ptr := start
-		if cut == 0 {
-			ptr = target
-		}
 		t.addWhole(s, h, ptr, wire)
+	}
+	if ptr >= maxPointer {
+		ptr = noPointer
 	}
 	if cut == nl {
 		t.register(wire, nl, start)
-		return nil
+		return uint16(ptr), nil
 	}
 	// The labels before the cut are new here: remember their suffixes, then
 	// point at the rest.
 	t.register(wire, cut, start)
 	e.buf = append(e.buf[:start+int(t.labels[cut])], byte(target>>8)|0xC0, byte(target))
-	return nil
+	return uint16(ptr), nil
 }

@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/maphash"
+	"math/bits"
 	"strings"
+	"unsafe"
 )
 
 // maxPointer bounds the offsets a compression pointer may hold: 14 bits,
@@ -197,34 +199,128 @@ func (t *names) index(w []byte) int {
 		t.labels[nl] = uint8(i)
 		nl++
 	}
+	// Words are read up to eight octets past the name where the buffer
+	// has room (the bytes past it are masked off or overwritten), so the
+	// last word needs no copy.
 	n := len(w)
-	for k := 0; k < n; k += 8 {
-		var x uint64
-		if k+8 <= n {
-			x = binary.LittleEndian.Uint64(w[k:])
-		} else {
-			var tail [8]byte
-			copy(tail[:], w[k:])
-			x = binary.LittleEndian.Uint64(tail[:])
-		}
-		binary.LittleEndian.PutUint64(t.lower[k:], lower8(x))
+	src := w
+	if cap(w) >= n+8 {
+		src = w[:n+8]
+	} else {
+		var pad [256 + 8]byte
+		copy(pad[:], w)
+		src = pad[:n+8]
 	}
+	for k := 0; k < n; k += 8 {
+		binary.LittleEndian.PutUint64(t.lower[k:], lower8(binary.LittleEndian.Uint64(src[k:])))
+	}
+	// The hashes read the name again, not t.lower: a wide load of octets
+	// just stored cannot be forwarded from the stores and stalls.
 	h := uint64(0x9E3779B97F4A7C15)
 	for j := nl - 1; j >= 0; j-- {
 		lo := int(t.labels[j])
 		hi := lo + int(w[lo]) + 1
 		for k := lo; k < hi; k += 8 {
-			x := binary.LittleEndian.Uint64(t.lower[k:])
+			x := lower8(binary.LittleEndian.Uint64(src[k:]))
 			if r := hi - k; r < 8 {
 				x &= 1<<(8*uint(r)) - 1
 			}
-			h = (h ^ x) * 0xFF51AFD7ED558CCD
-			h ^= h >> 29
+			h = mix(h, x)
 		}
 		t.hashes[j] = uint32(h ^ h>>32)
 	}
 	t.lower[n-1] = 0
 	return nl
+}
+
+// scanPlain appends the wire form of s, a fully qualified name without
+// escapes, in its own case, and indexes it as index would. In such a name
+// the wire form is the text shifted by one octet, each dot replaced by the
+// length of the label after it, so it is one copy and a patch per label;
+// the dots are found, the text lowercased and the suffixes hashed eight
+// octets at a time, all read from s rather than from octets just stored.
+func (t *names) scanPlain(b []byte, s string) ([]byte, int, error) {
+	if len(s)+1 > 255 {
+		return b, 0, errLong
+	}
+	start := len(b)
+	b = append(append(b, 0), s...)
+	nl, label := 0, 0 // label: where the current label's length octet is
+	for k := 0; k < len(s); k += 8 {
+		x := textWord(s, k)
+		binary.LittleEndian.PutUint64(t.lower[1+k:], lower8(x))
+		for dots := dotsIn(x, len(s)-k); dots != 0; dots &= dots - 1 {
+			d := k + bits.TrailingZeros64(dots)/8 // the dot ends label nl
+			n := d - label
+			if n == 0 || n > 63 {
+				return b[:start], 0, errLabel
+			}
+			t.labels[nl] = uint8(label)
+			b[start+label], t.lower[label] = byte(n), byte(n)
+			nl++
+			label = d + 1
+		}
+	}
+	if label != len(s) {
+		return b[:start], 0, errFqdn
+	}
+	b[start+len(s)], t.lower[len(s)] = 0, 0 // the root, where the last dot was
+	h := uint64(0x9E3779B97F4A7C15)
+	for j := nl - 1; j >= 0; j-- {
+		// Words of the label's wire form, as index reads them: the length
+		// octet at lo, then the text, s[lo:lo+n].
+		lo := int(t.labels[j])
+		n := int(b[start+lo])
+		for k := 0; k <= n; k += 8 {
+			var x uint64
+			if k == 0 {
+				x = lower8(textWord(s, lo))<<8 | uint64(n)
+			} else {
+				x = lower8(textWord(s, lo+k-1))
+			}
+			if r := n + 1 - k; r < 8 {
+				x &= 1<<(8*uint(r)) - 1
+			}
+			h = mix(h, x)
+		}
+		t.hashes[j] = uint32(h ^ h>>32)
+	}
+	return b, nl, nil
+}
+
+// mix folds the word x into the suffix hash h.
+func mix(h, x uint64) uint64 {
+	h = (h ^ x) * 0xFF51AFD7ED558CCD
+	return h ^ h>>29
+}
+
+// textWord returns the eight octets of s from k on, little-endian, with
+// zeros past its end, without reading past it.
+func textWord(s string, k int) uint64 {
+	switch {
+	case len(s)-k >= 8:
+		return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[k:]), 8))
+	case len(s) >= 8:
+		return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[len(s)-8:]), 8)) >> (8 * uint(8-(len(s)-k)))
+	}
+	var x uint64
+	for i := len(s) - 1; i >= k; i-- {
+		x = x<<8 | uint64(s[i])
+	}
+	return x
+}
+
+// dotsIn marks, with the high bit of each, the octets among the first r
+// of x that are dots. (Exact: no borrow crosses octets.)
+func dotsIn(x uint64, r int) uint64 {
+	const ones = 0x0101010101010101
+	y := x ^ '.'*ones
+	nonzero := (y&^(0x80*ones) + 0x7F*ones) | y
+	m := ^nonzero & (0x80 * ones)
+	if r < 8 {
+		m &= 1<<(8*uint(r)) - 1
+	}
+	return m
 }
 
 // lower8 lowercases the ASCII letters among eight octets at once.

@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# wire's encoder against miekg/dns's PackBuffer, message by message: the
+# two sub-benchmarks of BenchmarkEncode take turns COUNT times (default
+# 10), and each keeps its fastest run, so that both are measured in the
+# same moments of this shared machine. Prints ns per message and the ratio.
+#
+#   bash bench/wire-ratio.sh [COUNT]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+go test -run XXX -bench '^BenchmarkEncode$' -benchmem -benchtime 100ms -count "${1:-10}" ./wire |
+	awk '/^BenchmarkEncode\// {
+		split($1, p, "/"); sub(/-[0-9]+$/, "", p[3]); k = p[2] SUBSEP p[3]
+		if (!(k in ns) || $3 < ns[k]) ns[k] = $3
+		allocs[k] = $(NF-1)
+		if (!(p[2] in seen)) { seen[p[2]] = 1; order[++n] = p[2] }
+	}
+	END {
+		printf "%-16s %9s %7s %11s %7s %6s\n", "message", "wire ns", "allocs", "PackBuffer", "allocs", "ratio"
+		for (i = 1; i <= n; i++) { m = order[i]; printf "%-16s %9.0f %7d %11.0f %7d %5.2fx\n", m, ns[m, "wire"], allocs[m, "wire"], ns[m, "PackBuffer"], allocs[m, "PackBuffer"], ns[m, "PackBuffer"] / ns[m, "wire"] }
+	}'
