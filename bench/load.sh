@@ -6,7 +6,9 @@
 # zonestore alone, stock CoreDNS with whoami (a plugin that looks nothing
 # up: the ceiling for any plugin on CoreDNS's own server) and floor (a bare
 # Go loop that echoes each query back as its answer, recvmmsg/sendmmsg: the
-# ceiling for any Go server on these sockets).
+# ceiling for any Go server on these sockets). On request: codel-file and
+# codel-zonestore, ontime's binary with codel's server path in front of
+# stock file or of zonestore, the two lookups compared on the same loop.
 #
 # Each server runs on CPU 0 (GOMAXPROCS=1, one worker thread for Knot and
 # NSD) and dnsperf on CPU 1: queries per second at saturation. Then
@@ -75,11 +77,13 @@ start_server() { # name -> starts it on $port, sets $pid
 	local name=$1 dir="$out/$1"
 	mkdir -p "$dir"
 	case $name in
-	zonestore|fastpack|full|base|file|whoami)
+	zonestore|fastpack|full|base|file|whoami|codel-file|codel-zonestore)
 		local bin=./coredns plugins=$name
 		case $name in
 		file|whoami) bin="$out/coredns-stock" ;;
 		fastpack) plugins="fastpack\n    zonestore" ;;
+		codel-file) plugins="codel\n    file" ;;
+		codel-zonestore) plugins="codel\n    zonestore" ;;
 		full|base) plugins="prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore" ;;
 		esac
 		[ "$name" = base ] && bin="$out/coredns-base"
@@ -180,9 +184,9 @@ awk -F'\t' '
 	END {
 		knot = ("knot" in q) ? q["knot"] / n["knot"] : 0
 		if (!knot && ("knot@1" in q)) knot = q["knot@1"] / n["knot@1"]
-		printf "%-10s %10s %8s %9s %9s %9s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms"
+		printf "%-16s %10s %8s %9s %9s %9s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms"
 		for (i = 1; i <= k; i++) { s = names[i]; m = q[s] / n[s]
-			printf "%-10s %10.0f %8.2f %9.3f %9.3f %9.3f\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s] }
+			printf "%-16s %10.0f %8.2f %9.3f %9.3f %9.3f\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s] }
 	}' "$results"
 } | tee "$out/table.txt"
 
