@@ -7,8 +7,12 @@ import (
 )
 
 // Response is the authoritative answer to one question, before it is packed.
-// Its slices are the caller's; the records in them are the zone's own and
-// must not be modified (records whose owner had to change case are copies).
+// The records in it are the zone's own and must not be modified (records
+// whose owner had to change case are copies). Answer and Ns may be the
+// zone's own slices too, their capacity cut to their length: append to them
+// (that copies), but never write into them, nor shorten one and append to
+// it; to reuse a Response, truncate them to [:0] and pass it back to
+// Answer, which starts them afresh. Extra is always the caller's.
 type Response struct {
 	Rcode         int
 	Authoritative bool
@@ -41,7 +45,8 @@ func (z *Zone) Lookup(qname string, qtype uint16, do bool) Response {
 	return res
 }
 
-// LookupInto is Lookup appending into res, whose slices a caller may reuse.
+// LookupInto is Lookup appending into res, whose Extra a caller may reuse
+// (see Response).
 func (z *Zone) LookupInto(res *Response, qname string, qtype uint16, do bool) {
 	n, err := NewName(qname)
 	if err != nil {
@@ -55,6 +60,14 @@ func (z *Zone) LookupInto(res *Response, qname string, qtype uint16, do bool) {
 // Store.FindName), so a query computes its key once.
 func (z *Zone) Answer(res *Response, n Name, qtype uint16, do bool) {
 	res.Rcode, res.Authoritative = dns.RcodeSuccess, true
+	// An empty section may be a slice of the zone's, from an answer before
+	// this one: start it afresh rather than append into the zone.
+	if len(res.Answer) == 0 {
+		res.Answer = nil
+	}
+	if len(res.Ns) == 0 {
+		res.Ns = nil
+	}
 	do = do && z.signed
 	if !subdomainKey(n.key, z.originKey) {
 		res.Rcode = dns.RcodeServerFailure
@@ -212,9 +225,14 @@ func (l *lookup) put(sec *[]dns.RR, s *rrset, owner string) {
 	}
 }
 
-// appendOwned appends rrs, copying only those whose owner is not spelled as
-// owner (a mixed-case question, or a wildcard expansion).
+// appendOwned appends rrs to an answer or authority section, copying only
+// those whose owner is not spelled as owner (a mixed-case question, or a
+// wildcard expansion). When the section is empty and no record needs a
+// copy, it takes the zone's slice itself (see share).
 func appendOwned(dst []dns.RR, rrs []dns.RR, owner string) []dns.RR {
+	if len(dst) == 0 && ownedBy(rrs, owner) {
+		return share(dst, rrs)
+	}
 	for _, rr := range rrs {
 		if rr.Header().Name != owner {
 			rr = dns.Copy(rr)
@@ -225,11 +243,36 @@ func appendOwned(dst []dns.RR, rrs []dns.RR, owner string) []dns.RR {
 	return dst
 }
 
-func (l *lookup) soa() {
-	l.res.Ns = append(l.res.Ns, l.z.negSOA)
-	if l.do {
-		l.res.Ns = append(l.res.Ns, l.z.negSOASigs...)
+func ownedBy(rrs []dns.RR, owner string) bool {
+	for _, rr := range rrs {
+		if rr.Header().Name != owner {
+			return false
+		}
 	}
+	return true
+}
+
+// share appends rrs, which the zone holds, to an answer or authority
+// section; an empty section takes the zone's slice itself, its capacity cut
+// to its length so that any later append copies it, rather than a copy:
+// most answers are one RRset, and need no allocation for it. Stock file
+// answers from its zone the same way, and CoreDNS's plugins leave such
+// slices as they are (loadbalance copies before it shuffles). The
+// additional section is never shared: miekg/dns's Truncate shortens it and
+// appends the OPT record after what it kept.
+func share(dst, rrs []dns.RR) []dns.RR {
+	if len(dst) == 0 {
+		return rrs[:len(rrs):len(rrs)]
+	}
+	return append(dst, rrs...)
+}
+
+func (l *lookup) soa() {
+	n := 1
+	if l.do {
+		n = len(l.z.negSet)
+	}
+	l.res.Ns = share(l.res.Ns, l.z.negSet[:n])
 }
 
 func (l *lookup) nxdomain(k string, ce *node) {
@@ -266,7 +309,7 @@ func (l *lookup) referral(cut *node) {
 		l.res.Authoritative = false
 	}
 	ns := cut.get(dns.TypeNS)
-	l.res.Ns = append(l.res.Ns, ns.rrs...)
+	l.res.Ns = share(l.res.Ns, ns.rrs)
 	if l.do {
 		if ds := cut.get(dns.TypeDS); ds != nil {
 			l.put(&l.res.Ns, ds, ds.rrs[0].Header().Name)
@@ -357,11 +400,7 @@ func (l *lookup) additional(s *rrset) {
 		default:
 			return
 		}
-		tk, err := key(target)
-		if err != nil || !subdomainKey(tk, l.z.originKey) {
-			continue
-		}
-		t := l.z.nodes[tk]
+		t := l.z.nodeOf(target)
 		if t == nil {
 			continue
 		}

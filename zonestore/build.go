@@ -655,16 +655,17 @@ func (b *Builder) soa(z *Zone) error {
 	z.soa = soas[0].(*dns.SOA)
 	z.serial = z.soa.Serial
 	if _, changed := b.touched[b.originKey]; !changed && b.base != nil {
-		z.negSOA, z.negSOASigs = b.base.negSOA, b.base.negSOASigs
+		z.negSOA, z.negSet = b.base.negSOA, b.base.negSet
 		return nil
 	}
 	neg := dns.Copy(z.soa).(*dns.SOA)
 	neg.Hdr.Ttl = min(neg.Hdr.Ttl, neg.Minttl)
 	z.negSOA = neg
+	z.negSet = []dns.RR{neg}
 	for _, sig := range z.apex.get(dns.TypeSOA).sigs {
 		c := dns.Copy(sig)
 		c.Header().Ttl = neg.Hdr.Ttl
-		z.negSOASigs = append(z.negSOASigs, c)
+		z.negSet = append(z.negSet, c)
 	}
 	return nil
 }

@@ -82,6 +82,21 @@ func key(name string) (string, error) {
 	return string(b), err
 }
 
+// nodeOf returns the node of the presentation name name, or nil when the
+// zone has none (a name outside it, or not a valid name). The key is built
+// on the stack and only indexes the map, which copies nothing: no
+// allocation. Out of line for the reason key is.
+//
+//go:noinline
+func (z *Zone) nodeOf(name string) *node {
+	var buf [maxName + 1]byte
+	b, err := appendKey(buf[:0], name)
+	if err != nil {
+		return nil
+	}
+	return z.nodes[string(b)]
+}
+
 // parentKey returns the key of the name one label up; the root's parent is "".
 func parentKey(k string) string {
 	if len(k) <= 1 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 )
 
 // Store holds the zones a server answers for. Readers (Find, Get) take no
@@ -51,6 +52,19 @@ type Name struct {
 func NewName(qname string) (Name, error) {
 	k, err := key(qname)
 	return Name{text: qname, key: k}, err
+}
+
+// NewNameIn is NewName with the key written into room where it fits, so
+// that a caller who allocates per query anyway carries it there instead of
+// in an allocation of its own (a longer key goes to one). room is the
+// Name's from then on: it must not be written again while the Name or
+// anything made from it is in use.
+func NewNameIn(qname string, room []byte) (Name, error) {
+	b, err := appendKey(room[:0], qname)
+	if err != nil || len(b) == 0 {
+		return Name{text: qname}, err
+	}
+	return Name{text: qname, key: unsafe.String(&b[0], len(b))}, nil
 }
 
 // Find returns the current version of the zone that holds qname: the

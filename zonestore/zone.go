@@ -19,9 +19,9 @@ type Zone struct {
 	nodes map[string]*node // by wire key: every owner name, empty non-terminals included
 	apex  *node
 
-	soa        *dns.SOA
-	negSOA     *dns.SOA // the SOA with TTL min(SOA TTL, MINIMUM), for negative answers (RFC 2308 section 5)
-	negSOASigs []dns.RR // its signatures, with the same TTL, as Knot sends them
+	soa    *dns.SOA
+	negSOA *dns.SOA // the SOA with TTL min(SOA TTL, MINIMUM), for negative answers (RFC 2308 section 5)
+	negSet []dns.RR // negSOA and its signatures, with the same TTL, as Knot sends them
 
 	// DNSSEC, when the zone is pre-signed.
 	nsec   []*node      // nodes that own an NSEC, in canonical order

@@ -192,7 +192,7 @@ func isOwn(rr dns.RR, owner string, qtype uint16) bool {
 }
 
 func withoutOwn(rrs []dns.RR, owner string, qtype uint16) []dns.RR {
-	kept := rrs[:0]
+	kept := make([]dns.RR, 0, len(rrs)) // rrs may be the zone's own slice: never filter it in place
 	for _, rr := range rrs {
 		if !isOwn(rr, owner, qtype) {
 			kept = append(kept, rr)

@@ -64,7 +64,8 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		}
 	}
 	var z *zonestore.Zone
-	name, err := zonestore.NewName(q.Name)
+	a := new(answer)
+	name, err := zonestore.NewNameIn(q.Name, a.key[:])
 	if err == nil {
 		z = h.store.FindName(name)
 	}
@@ -94,7 +95,6 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 
 	opt := r.IsEdns0()
 	do := opt != nil && opt.Do()
-	a := new(answer)
 	res := &a.res
 	z.Answer(res, name, q.Qtype, do)
 
@@ -109,7 +109,9 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		}
 	}
 	m := &a.m
-	m.SetReply(r)
+	m.SetReply(&dns.Msg{MsgHdr: r.MsgHdr}) // its question would be allocated apart: it is a's
+	a.q[0] = q
+	m.Question = a.q[:]
 	m.Authoritative = res.Authoritative
 	m.Rcode = res.Rcode
 	m.Answer, m.Ns, m.Extra = res.Answer, res.Ns, res.Extra
@@ -117,11 +119,14 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	return dns.RcodeSuccess, nil
 }
 
-// answer is a query's answer and the message that carries it, in one
-// allocation: both live as long as the writers below keep the message.
+// answer is a query's answer, the message that carries it and what the
+// lookup needed, in one allocation: all live as long as the writers below
+// keep the message.
 type answer struct {
 	m   dns.Msg
+	q   [1]dns.Question
 	res zonestore.Response
+	key [64]byte // the question's lookup key, when it fits (most do)
 }
 
 // reply writes an empty answer with rcode. It returns success so that no
