@@ -435,3 +435,44 @@ func TestStatsAdd(t *testing.T) {
 		t.Fatalf("sum %+v", a)
 	}
 }
+
+// TestOverloadEndsWithCPUToSpare: two intervals in a row in which the
+// process used less than cpuBusy of its CPUs end an overload, whatever the
+// waits of the queries; a busy one or a single one does not, and without
+// the measure only a whole interval below the target does.
+func TestOverloadEndsWithCPUToSpare(t *testing.T) {
+	var busy int64 = 1 // the process's CPU time, as the test sets it
+	o := overload{target: target, interval: interval, cpu: func() (int64, bool) { return busy, true }}
+	procs := int64(runtime.GOMAXPROCS(0))
+	const t0 = 1000 * ms
+	if !o.observe(t0, 3*target, true) {
+		t.Fatal("the law's first drop did not start an overload")
+	}
+	busy += interval * procs * 95 / 100
+	if !o.observe(t0+interval, 3*target, false) {
+		t.Fatal("an interval at 95% of the CPUs ended the overload")
+	}
+	busy += interval * procs * 70 / 100
+	if !o.observe(t0+2*interval, 3*target, false) {
+		t.Fatal("one interval at 70% of the CPUs ended the overload (a collection, the kernel's share: one is not enough)")
+	}
+	busy += interval * procs * 70 / 100
+	if o.observe(t0+3*interval, 3*target, false) {
+		t.Fatal("two intervals at 70% of the CPUs did not end the overload")
+	}
+	if !o.observe(t0+3*interval+ms, 3*target, true) {
+		t.Fatal("the law's next drop did not start a new overload")
+	}
+	o.cpu = nil // not measured: the waits alone
+	for now := t0 + 3*interval + 2*ms; now < t0+5*interval; now += ms {
+		if !o.observe(now, 2*target, false) {
+			t.Fatalf("overload ended at %v while waits stayed above the target", time.Duration(now-t0))
+		}
+	}
+	for now := t0 + 5*interval; now <= t0+7*interval; now += ms {
+		o.observe(now, target/2, false)
+	}
+	if o.on {
+		t.Fatal("a whole interval below the target did not end the overload")
+	}
+}

@@ -96,21 +96,8 @@ func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 	}
 	b.Cleanup(func() { inst.ShutdownCallbacks(); inst.Stop() })
 	// The server is the one whose socket codel reads, once it serves.
-	var s *dnsserver.Server
-	var q *codel.Queue
-	for try := 0; s == nil; try++ {
-		if try == 500 {
-			b.Fatal("codel reads no server's socket")
-		}
-		time.Sleep(10 * time.Millisecond)
-		queues.mu.Lock()
-		for c := range queues.instances {
-			if rs := c.readers.Load(); rs != nil && len(*rs) > 0 && strings.HasSuffix((*rs)[0].server.Addr, fmt.Sprint(port)) {
-				s, q = (*rs)[0].server, c.q
-			}
-		}
-		queues.mu.Unlock()
-	}
+	r := readerOn(b, fmt.Sprint(port))
+	s, q := r.server, r.c.q
 	var packed [][]byte
 	for _, q := range workload.Queries(50000, 4096) {
 		m := new(dns.Msg)
@@ -123,6 +110,25 @@ func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 		packed = append(packed, p)
 	}
 	return &packetContext{Context: context.Background(), server: s, hop: codel.Hop{Queue: q, Arrival: 1}}, packed
+}
+
+// readerOn waits for codel to read the socket of the server on port, and
+// returns its reader.
+func readerOn(tb testing.TB, port string) *reader {
+	tb.Helper()
+	for try := 0; try < 500; try++ {
+		time.Sleep(10 * time.Millisecond)
+		queues.mu.Lock()
+		for c := range queues.instances {
+			if rs := c.readers.Load(); rs != nil && len(*rs) > 0 && strings.HasSuffix((*rs)[0].server.Addr, ":"+port) {
+				queues.mu.Unlock()
+				return (*rs)[0]
+			}
+		}
+		queues.mu.Unlock()
+	}
+	tb.Fatal("codel reads no server's socket")
+	return nil
 }
 
 // BenchmarkChain serves the mix one query after another.

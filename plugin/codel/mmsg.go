@@ -26,7 +26,8 @@ type mmsghdr struct {
 	n   uint32
 }
 
-// oobSize holds an IP_PKTINFO or IPV6_PKTINFO control message.
+// oobSize holds an IP_PKTINFO or IPV6_PKTINFO control message and a
+// receive time.
 const oobSize = 128
 
 // inbox is where one reader's recvmmsg puts a batch: a buffer, an address
@@ -41,8 +42,9 @@ type inbox struct {
 }
 
 // read takes up to a batch of datagrams off fd without waiting, and
-// returns how many. The control messages are asked for when pktinfo is set.
-func (in *inbox) read(fd uintptr, pktinfo bool) (int, error) {
+// returns how many. The control messages (the address a datagram came to,
+// the time it arrived) are asked for when control is set.
+func (in *inbox) read(fd uintptr, control bool) (int, error) {
 	for i := range in.hdrs {
 		if in.bufs[i] == nil {
 			in.bufs[i] = packets.Get().(*[]byte)
@@ -56,7 +58,7 @@ func (in *inbox) read(fd uintptr, pktinfo bool) (int, error) {
 		h.Iov = &in.iovs[i]
 		h.SetIovlen(1)
 		h.Control, h.Controllen = nil, 0
-		if pktinfo {
+		if control {
 			h.Control = &in.oobs[i][0]
 			h.SetControllen(oobSize)
 		}

@@ -2,7 +2,10 @@
 
 package codel
 
-import "errors"
+import (
+	"errors"
+	"syscall"
+)
 
 // The reader only runs on Linux (socket_other.go): these are never called.
 
@@ -10,3 +13,6 @@ var errNoMmsg = errors.New("recvmmsg and sendmmsg are Linux's")
 
 func recvmmsg(uintptr, []mmsghdr) (int, error) { return 0, errNoMmsg }
 func sendmmsg(uintptr, []mmsghdr) (int, error) { return 0, errNoMmsg }
+
+func stampArrivals(syscall.RawConn) bool { return false }
+func receivedAt([]byte) (int64, bool)    { return 0, false }

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/net/ipv4"
+
 	"github.com/ontimedns/ontime/codel"
 )
 
@@ -170,5 +172,61 @@ func TestHeldAnswersAreDue(t *testing.T) {
 	client.SetReadDeadline(time.Now().Add(5 * time.Second))
 	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "held" {
 		t.Fatalf("read %q, %v", buf[:k], err)
+	}
+}
+
+// TestArrivalIsTheKernelsStamp: on a socket whose datagrams the kernel
+// stamps, a query's arrival is when it reached the socket, not when it was
+// read: 50 ms spent unread in the socket's buffer count toward its wait.
+// Beside the stamp, the address it came to is still found (a socket bound
+// to every address needs both).
+func TestArrivalIsTheKernelsStamp(t *testing.T) {
+	r, client := socketPair(t, "udp4", "127.0.0.1:0")
+	if !stampArrivals(r.raw) {
+		t.Skip("the kernel does not stamp datagrams here")
+	}
+	if err := ipv4.NewPacketConn(r.conn).SetControlMessage(ipv4.FlagDst, true); err != nil {
+		t.Fatal(err)
+	}
+	// The kernel turns stamping on for the whole stack a moment after the
+	// first socket asks (deferred work); until then a datagram is stamped
+	// when it is read. So: a few tries.
+	var oob []byte
+	var now, wall int64
+	var waited time.Duration
+	for try := 0; try < 5 && waited < 45*time.Millisecond; try++ {
+		if _, err := client.WriteToUDP([]byte("stamped query"), r.conn.LocalAddr().(*net.UDPAddr)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+		var in inbox
+		oob = nil
+		deadline := time.Now().Add(5 * time.Second)
+		for oob == nil && time.Now().Before(deadline) {
+			r.raw.Read(func(fd uintptr) bool {
+				k, err := in.read(fd, true)
+				if err != nil || k == 0 {
+					return false
+				}
+				_, _, _, oob = in.take(0)
+				return true
+			})
+		}
+		now, wall = codel.Now(), time.Now().UnixNano()
+		waited = time.Duration(now - arrivedAt(now, wall, oob))
+	}
+	if waited < 45*time.Millisecond || waited > 5*time.Second {
+		t.Errorf("arrival %v before it was read, want the 50 ms it waited unread", waited)
+	}
+	if dst := destination(oob); !dst.Equal(net.IPv4(127, 0, 0, 1)) {
+		t.Errorf("destination %v beside the stamp, want 127.0.0.1", dst)
+	}
+	// Without a stamp, or with one the wall clock no longer agrees with,
+	// the arrival is when it was read.
+	if got := arrivedAt(now, wall, nil); got != now {
+		t.Errorf("no stamp: arrival %d, want now (%d)", got, now)
+	}
+	if got := arrivedAt(now, wall-int64(time.Minute), oob); got != now {
+		t.Errorf("a stamp from after the clock: arrival %d, want now (%d)", got, now)
 	}
 }

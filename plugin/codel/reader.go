@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/miekg/dns"
@@ -42,11 +43,14 @@ type reader struct {
 	// miekg/dns turns on for the socket).
 	wildcard bool
 	inet6    bool // an IPv6 socket: answers to IPv4 clients go to mapped addresses
-	runIn    inbox
-	feedIn   inbox
-	feeding  atomic.Bool
-	reads    atomic.Uint64 // packets read here, counted per batch
-	done     chan struct{}
+	// stamped: the kernel stamps each datagram with when it arrived, and a
+	// query's arrival is that, not when it was read.
+	stamped bool
+	runIn   inbox
+	feedIn  inbox
+	feeding atomic.Bool
+	reads   atomic.Uint64 // packets read here, counted per batch
+	done    chan struct{}
 }
 
 const batch = 32 // packets read at most per system call, and answers sent
@@ -73,6 +77,10 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 			r := &reader{c: c, server: s, conn: conn, raw: raw, feedCon: feedCon, feedRaw: feedRaw, undo: undo, forget: forget,
 				local: conn.LocalAddr(), wildcard: addr.Addr().IsUnspecified(), inet6: addr.Addr().Is6(),
 				done: make(chan struct{})}
+			// Only on a socket of codel's own: CoreDNS's reader, on a
+			// socket it shares, reads control messages into a buffer with
+			// room for the address alone.
+			r.stamped = undo != nil && stampArrivals(raw)
 			go r.run()
 			return r, nil
 		}
@@ -116,16 +124,24 @@ func (r *reader) feed() {
 // drain takes up to a batch of packets off fd into in and submits each
 // with its arrival time. It returns how many it read.
 func (r *reader) drain(fd uintptr, in *inbox) int {
-	n, err := in.read(fd, r.wildcard)
+	n, err := in.read(fd, r.wildcard || r.stamped)
 	if err != nil || n == 0 {
 		return 0
 	}
-	arrival := r.c.now()
+	now := r.c.now()
+	var wall int64
+	if r.stamped {
+		wall = time.Now().UnixNano()
+	}
 	for i := range n {
 		buf, size, from, oob := in.take(i)
 		if size < 12 {
 			packets.Put(buf)
 			continue
+		}
+		arrival := now
+		if r.stamped {
+			arrival = arrivedAt(now, wall, oob)
 		}
 		p := &packet{buf: buf, n: size}
 		p.ctx = packetContext{Context: context.Background(), server: r.server, hop: codel.Hop{Queue: r.c.q, Arrival: arrival}}
@@ -138,6 +154,23 @@ func (r *reader) drain(fd uintptr, in *inbox) int {
 	}
 	r.reads.Add(uint64(n))
 	return n
+}
+
+// arrivedAt is when a datagram read at now (the queue's clock; wall on the
+// Unix clock) arrived, by the kernel's stamp in its control messages: the
+// time it waited in the socket's buffer, unseen (behind a collection, or a
+// worker busy with a costly query), is part of its sojourn. A stamp later
+// than wall, or more than 10 s before it (the wall clock was stepped
+// between the two), is not believed.
+func arrivedAt(now, wall int64, oob []byte) int64 {
+	ts, ok := receivedAt(oob)
+	if !ok {
+		return now
+	}
+	if waited := wall - ts; waited >= 0 && waited <= int64(10*time.Second) {
+		return now - waited
+	}
+	return now
 }
 
 // destination returns the address a query was sent to, from its IP_PKTINFO
