@@ -291,8 +291,8 @@ func appendBitmap(b []byte, types []uint16) ([]byte, error) {
 		if window < lastWindow || length < lastLength {
 			return b, errBitmap
 		}
-		for len(b) < off+2+int(length) {
-			b = append(b, 0)
+		if need := off + 2 + int(length); len(b) < need {
+			b = append(b, make([]byte, need-len(b))...) // zeroed, not allocated
 		}
 		b[off] = byte(window)
 		b[off+1] = byte(length)
