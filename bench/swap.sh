@@ -11,6 +11,12 @@
 # is on CPU 1.
 #
 #   bash bench/swap.sh        # HOSTS=170000 SWAPS=100 SWAP_EVERY=5 RATE=10000 BASE_SECONDS=60
+#   PAIRS=5 bash bench/swap.sh
+#
+# PAIRS=N interleaves instead: N pairs of a window without swaps
+# (BASE_SECONDS/N) and a window with SWAPS/N swaps, and compares the
+# medians of the windows' p99s. One baseline window before all the swaps
+# says as much about whether the collector ran in it as about the swaps.
 #
 # Bounded: BASE_SECONDS + SWAPS x SWAP_EVERY seconds of load; the server is
 # killed on exit.
@@ -51,22 +57,48 @@ load() { taskset -c "$LOADGEN_CPU" "$out/loadgen" -server 127.0.0.1:$port -queri
 wrong() { echo "$(echo "$1" | field servfail) + $(echo "$1" | field refused) + $(echo "$1" | field nxdomain) + $(echo "$1" | field nodata)" | bc; }
 
 echo "rss_kib_before $(rss $pid)"
+: > "$out/rss.tsv"
+n=1 # the zone's serial
+swapping() { # SWAPS_IN_WINDOW: swaps while loadgen runs, its JSON to $out/swaps.json (not a subshell: n goes on)
+	load "$(($1 * EVERY))s" > "$out/swaps.json" &
+	local lg=$!
+	for _ in $(seq "$1"); do
+		sleep "$EVERY"
+		n=$((n + 1))
+		version "$n"
+		printf '%d\t%s\n' "$n" "$(rss $pid)" >> "$out/rss.tsv"
+	done
+	wait $lg
+}
+memory() {
+	published=$(curl -s "http://127.0.0.1:$mport/metrics" | sed -n 's/^coredns_zonestore_publishes_total{zone="bench.example."} //p')
+	serial=$(dig +short @127.0.0.1 -p $port bench.example SOA | awk '{ print $3 }')
+	printf 'versions published: %s (serial now %s); resident memory (MiB) after swaps 1, 10, 50, last: %s\n' "$published" "$serial" \
+		"$(awk 'NR == 1 || NR == 10 || NR == 50 { printf "%.0f, ", $2 / 1024 } END { printf "%.0f (max %.0f)", $2 / 1024, max / 1024 } { if ($2 > max) max = $2 }' "$out/rss.tsv")"
+}
+
+if [ -n "${PAIRS:-}" ]; then
+	printf '%-6s %-6s %10s %10s %10s %10s %8s %10s\n' pair run answered p50_ms p99_ms p99.9_ms wrong unanswered | tee "$out/results.txt"
+	for p in $(seq "$PAIRS"); do
+		for r in base swaps; do
+			if [ $r = base ]; then j=$(load "$((BASE / PAIRS))s"); else swapping $((SWAPS / PAIRS)); j=$(cat "$out/swaps.json"); fi
+			printf '%-6s %-6s %10s %10s %10s %10s %8s %10s\n' "$p" $r "$(echo "$j" | field answered)" "$(echo "$j" | field p50_ms)" \
+				"$(echo "$j" | field p99_ms)" "$(echo "$j" | field p999_ms)" "$(wrong "$j")" "$(echo "$j" | field unanswered)" | tee -a "$out/results.txt"
+		done
+	done
+	median() { awk -v r="$1" 'NR > 1 && $2 == r { print $5 }' "$out/results.txt" | sort -n | awk '{ v[NR] = $1 } END { print NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+	mb=$(median base) ms=$(median swaps)
+	printf "median of the windows' p99: without swaps %s ms, with swaps %s ms: %.2fx; wrong answers %s\n" "$mb" "$ms" \
+		"$(echo "$ms / $mb" | bc -l)" "$(awk 'NR > 1 && $2 == "swaps" { w += $7 } END { print w + 0 }' "$out/results.txt")"
+	memory
+	exit 0
+fi
+
 base=$(load "${BASE}s")
 echo "baseline: $base" > "$out/results.txt"
-
-: > "$out/rss.tsv"
-load "$((SWAPS * EVERY))s" > "$out/swaps.json" &
-lg=$!
-for i in $(seq 2 $((SWAPS + 1))); do
-	sleep "$EVERY"
-	version "$i"
-	printf '%d\t%s\n' "$i" "$(rss $pid)" >> "$out/rss.tsv"
-done
-wait $lg
+swapping "$SWAPS"
 swaps=$(cat "$out/swaps.json")
 echo "swaps: $swaps" >> "$out/results.txt"
-published=$(curl -s "http://127.0.0.1:$mport/metrics" | sed -n 's/^coredns_zonestore_publishes_total{zone="bench.example."} //p')
-serial=$(dig +short @127.0.0.1 -p $port bench.example SOA | awk '{ print $3 }')
 
 printf '%-10s %10s %10s %10s %10s %12s %10s\n' run answered p50_ms p99_ms p99.9_ms wrong unanswered
 for r in base swaps; do
@@ -75,5 +107,4 @@ for r in base swaps; do
 		"$(echo "$j" | field p99_ms)" "$(echo "$j" | field p999_ms)" "$(wrong "$j")" "$(echo "$j" | field unanswered)"
 done
 printf 'p99 with swaps / without: %.2fx\n' "$(echo "$(echo "$swaps" | field p99_ms) / $(echo "$base" | field p99_ms)" | bc -l)"
-printf 'versions published: %s (serial now %s); resident memory (MiB) after swaps 1, 10, 50, last: %s\n' "$published" "$serial" \
-	"$(awk 'NR == 1 || NR == 10 || NR == 50 { printf "%.0f, ", $2 / 1024 } END { printf "%.0f (max %.0f)", $2 / 1024, max / 1024 } { if ($2 > max) max = $2 }' "$out/rss.tsv")"
+memory
