@@ -82,17 +82,21 @@ func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 	if err := os.WriteFile(zone, []byte(workload.Zone(50000)), 0o644); err != nil {
 		b.Fatal(err)
 	}
-	// A free port: codel finds its socket by the address it is bound to.
-	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		b.Fatal(err)
-	}
-	port := pc.LocalAddr().(*net.UDPAddr).Port
-	pc.Close()
-	corefile := fmt.Sprintf(".:%d {\n bind 127.0.0.1\n%s zonestore %s %s\n}\n", port, body, zone, workload.Origin)
-	inst, err := caddy.Start(caddy.CaddyfileInput{Contents: []byte(corefile), ServerTypeName: "dns"})
-	if err != nil {
-		b.Fatal(err)
+	// A free port (codel finds its socket by the address it is bound to),
+	// free for TCP too. Tests running beside this one open connections
+	// from ephemeral ports, the range a free port comes from: one may take
+	// it before the server binds it, and then another port is tried.
+	var port int
+	var inst *caddy.Instance
+	for try := 0; ; try++ {
+		port = freePort(b)
+		corefile := fmt.Sprintf(".:%d {\n bind 127.0.0.1\n%s zonestore %s %s\n}\n", port, body, zone, workload.Origin)
+		if inst, err = caddy.Start(caddy.CaddyfileInput{Contents: []byte(corefile), ServerTypeName: "dns"}); err == nil {
+			break
+		}
+		if try == 4 || !strings.Contains(err.Error(), "address already in use") {
+			b.Fatal(err)
+		}
 	}
 	b.Cleanup(func() { inst.ShutdownCallbacks(); inst.Stop() })
 	// The server is the one whose socket codel reads, once it serves.
@@ -110,6 +114,27 @@ func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 		packed = append(packed, p)
 	}
 	return &packetContext{Context: context.Background(), server: s, hop: codel.Hop{Queue: q, Arrival: 1}}, packed
+}
+
+// freePort returns a port of 127.0.0.1 free for both UDP and TCP a moment
+// ago.
+func freePort(tb testing.TB) int {
+	tb.Helper()
+	for try := 0; try < 10; try++ {
+		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		port := pc.LocalAddr().(*net.UDPAddr).Port
+		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		pc.Close()
+		if err == nil {
+			l.Close()
+			return port
+		}
+	}
+	tb.Fatal("no port free for both UDP and TCP")
+	return 0
 }
 
 // readerOn waits for codel to read the socket of the server on port, and
