@@ -315,37 +315,44 @@ const cpuBusy = 0.9
 
 func (o *overload) observe(now, sojourn int64, lawDropping bool) bool {
 	if lawDropping && !o.on {
-		o.on = true
-		o.begin(now, sojourn)
+		o.on, o.spare = true, false
+		o.begin(now, sojourn, o.measure())
 	}
 	if now >= o.until {
-		spare := o.on && o.idle(now)
+		busy := o.measure() // once a boundary: it reads /proc, under the queue's lock
+		spare := o.spareIn(now, busy)
 		if o.on && (o.max < o.target || spare && o.spare) {
 			o.on = false
 		}
 		o.spare = spare
-		o.begin(now, sojourn)
+		o.begin(now, sojourn, busy)
 	}
 	o.max = max(o.max, sojourn)
 	return o.on
 }
 
-// begin starts an interval at now.
-func (o *overload) begin(now, sojourn int64) {
-	o.max, o.until = sojourn, now+o.interval
-	if o.on && o.cpu != nil {
-		o.cpuMark, _ = o.cpu()
-	}
-}
-
-// idle says whether the process used less than cpuBusy of its CPUs in the
-// interval that ends at now.
-func (o *overload) idle(now int64) bool {
-	if o.cpu == nil || o.cpuMark == 0 {
-		return false
+// measure returns the process's CPU time while overloaded, 0 otherwise or
+// where it is not measured.
+func (o *overload) measure() int64 {
+	if !o.on || o.cpu == nil {
+		return 0
 	}
 	busy, ok := o.cpu()
 	if !ok {
+		return 0
+	}
+	return busy
+}
+
+// begin starts an interval at now, busy (from measure) its CPU mark.
+func (o *overload) begin(now, sojourn, busy int64) {
+	o.max, o.until, o.cpuMark = sojourn, now+o.interval, busy
+}
+
+// spareIn says whether the process used less than cpuBusy of its CPUs in
+// the interval that ends at now, busy its CPU time then.
+func (o *overload) spareIn(now, busy int64) bool {
+	if busy == 0 || o.cpuMark == 0 {
 		return false
 	}
 	wall := now - (o.until - o.interval)
