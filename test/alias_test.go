@@ -15,6 +15,7 @@ import (
 	"github.com/miekg/dns"
 
 	_ "github.com/ontimedns/ontime/alias/record" // the test's own zone texts hold ALIAS
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // The alias tests run two real servers: an upstream, the same binary with
@@ -66,7 +67,7 @@ func startUpstream(t testing.TB) upstream {
 	if err := os.WriteFile(zf, []byte(targetZone), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	port, metrics := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	port, metrics := freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	block := func(zone, body string) string {
 		return fmt.Sprintf("%s:%d {\n    bind 127.0.0.1\n    prometheus %s\n    %s\n}\n", zone, port, metrics, body)
 	}
@@ -129,7 +130,7 @@ func TestAliasAnswers(t *testing.T) {
 	up := startUpstream(t)
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, aliasZone...)
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    alias {\n        upstream %s\n        timeout 300ms\n    }\n    zonestore %s example.org", metrics, up.addr, zf), "example.org")
 
 	type want struct {
@@ -204,7 +205,7 @@ func TestAliasCachesSharesAndExpires(t *testing.T) {
 	up := startUpstream(t)
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, aliasZone...)
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    alias {\n        upstream %s\n    }\n    zonestore %s example.org", metrics, up.addr, zf), "example.org")
 	server := "dns://" + s.addr
 	lookups := func(result string) float64 {
@@ -273,8 +274,8 @@ func TestAliasServesStale(t *testing.T) {
 	up := startUpstream(t)
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, aliasZone...)
-	p1, p2 := freePort(t), freePort(t)
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	p1, p2 := freeport.Get(t), freeport.Get(t)
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	block := func(port int, extra string) string {
 		return fmt.Sprintf("example.org:%d {\n    bind 127.0.0.1\n    prometheus %s\n    alias {\n        upstream %s\n        timeout 300ms\n%s    }\n    zonestore %s\n}\n", port, metrics, up.addr, extra, zf)
 	}
@@ -309,7 +310,7 @@ func TestAliasRefusedAtLoad(t *testing.T) {
 		zf := filepath.Join(t.TempDir(), "db.example.org")
 		writeZone(t, zf, 1, tc.records)
 		conf := filepath.Join(t.TempDir(), "Corefile")
-		os.WriteFile(conf, []byte(fmt.Sprintf(".:%d {\n    alias {\n        upstream 127.0.0.1:9\n    }\n    zonestore %s example.org\n}\n", freePort(t), zf)), 0o644)
+		os.WriteFile(conf, []byte(fmt.Sprintf(".:%d {\n    alias {\n        upstream 127.0.0.1:9\n    }\n    zonestore %s example.org\n}\n", freeport.Get(t), zf)), 0o644)
 		out, err := exec.Command(corednsBin, "-conf", conf).CombinedOutput()
 		if err == nil || !strings.Contains(string(out), tc.want) {
 			t.Errorf("want a fatal error saying %s; got %v:\n%s", tc.want, err, out)
@@ -361,7 +362,7 @@ func TestAliasSignedOnline(t *testing.T) {
 	zf := filepath.Join(dir, "db.example.org")
 	writeZone(t, zf, 1, aliasZone...)
 	_, _, base := newKey(t, dir, "example.org.")
-	port := freePort(t)
+	port := freeport.Get(t)
 	s := startCorefile(t, fmt.Sprintf("example.org:%d {\n    bind 127.0.0.1\n    codel\n    dnssec {\n        key file %s\n    }\n    alias {\n        upstream %s\n    }\n    zonestore %s\n}\n", port, base, up.addr, zf), port, "example.org")
 
 	m := new(dns.Msg)
@@ -417,7 +418,7 @@ func TestAliasUnsignedInASignedZone(t *testing.T) {
 	b.WriteString("example.org. 300 IN ALIAS a.target.test.\n")
 	zf := filepath.Join(dir, "db.example.org")
 	os.WriteFile(zf, []byte(b.String()), 0o644)
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    alias {\n        upstream %s\n    }\n    zonestore %s example.org", metrics, up.addr, zf), "example.org")
 
 	for range 2 {
@@ -448,7 +449,7 @@ func TestAliasLateOnReturnIsDropped(t *testing.T) {
 	up := startUpstream(t)
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, aliasZone...)
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        deadline 100ms\n    }\n    alias {\n        upstream %s\n        timeout 300ms\n    }\n    zonestore %s example.org", metrics, up.addr, zf), "example.org")
 	server := "dns://" + s.addr
 	drops := func() float64 {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 func TestBinaryListsZonestoreAndNamesOntime(t *testing.T) {
@@ -41,7 +43,7 @@ func TestBrokenZoneAtStartupIsFatalAndNamed(t *testing.T) {
 	zf := filepath.Join(dir, "db.example.org")
 	writeZone(t, zf, 1, "www 3x A 192.0.2.1")
 	corefile := filepath.Join(dir, "Corefile")
-	os.WriteFile(corefile, []byte(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    zonestore %s example.org\n}\n", freePort(t), zf)), 0o644)
+	os.WriteFile(corefile, []byte(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    zonestore %s example.org\n}\n", freeport.Get(t), zf)), 0o644)
 	cmd := exec.Command(corednsBin, "-conf", corefile)
 	done := make(chan struct{})
 	var out []byte
@@ -136,7 +138,7 @@ func TestReloadNeverPublishesABrokenZone(t *testing.T) {
 	if err := os.Symlink("..data/db.example.org", filepath.Join(dir, "db.example.org")); err != nil {
 		t.Fatal(err)
 	}
-	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    zonestore %s example.org {\n        reload 100ms\n    }", prom, filepath.Join(dir, "db.example.org")), "example.org")
 
 	if got := answerA(t, s.addr, "www.example.org."); got != "192.0.2.1" {

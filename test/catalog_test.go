@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 func catalogZone(serial int, members ...string) string {
@@ -27,7 +29,7 @@ func catalogZone(serial int, members ...string) string {
 func TestCatalogZoneFromKnot(t *testing.T) {
 	bin := knotd(t)
 	dir := t.TempDir()
-	port, knotPort := freePort(t), freePort(t)
+	port, knotPort := freeport.Get(t), freeport.Get(t)
 	zones := map[string]string{
 		"catalog.invalid": catalogZone(1, "one.test", "two.test"),
 		"one.test":        zoneText("one.test", 1, "www A 192.0.2.1"),

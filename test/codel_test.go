@@ -15,6 +15,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/internal/conformance"
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 func queryA(addr, name, network string, timeout time.Duration) (*dns.Msg, error) {
@@ -32,7 +33,7 @@ func queryA(addr, name, network string, timeout time.Duration) (*dns.Msg, error)
 func TestCodelServesTheChainOnWorkers(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    zonestore %s example.org", metrics, zf), "example.org")
 	server := "dns://" + s.addr
 	base := metric(t, metrics, `coredns_codel_sojourn_seconds_count{server="`+server+`"}`)
@@ -58,7 +59,7 @@ func TestCodelServesTheChainOnWorkers(t *testing.T) {
 // that sleeps half a second on every other query (erratic), queries are
 // still all answered: a worker that stops making progress is replaced.
 func TestCodelReplacesBlockedWorkers(t *testing.T) {
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        workers 1\n    }\n    erratic {\n        delay 2 500ms\n    }", metrics))
 	var wg sync.WaitGroup
 	errs := make(chan error, 16*10)
@@ -128,7 +129,7 @@ func TestCodelForwardToASlowUpstream(t *testing.T) {
 // sleeps on every query: queries are dropped, each counted with its reason,
 // and with `drop refused` each dropped query is answered REFUSED.
 func TestCodelDropsAreCountedAndAnswered(t *testing.T) {
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        workers 1\n        max_workers 1\n        drop refused\n    }\n    erratic {\n        delay 1 300ms\n    }", metrics))
 	var mu sync.Mutex
 	rcodes := map[int]int{}
@@ -177,7 +178,7 @@ func TestCodelSocketPathAnswersTheSame(t *testing.T) {
 		fmt.Fprintf(&body, "    zonestore %s %s\n", z.path, z.origin)
 		origins = append(origins, z.origin)
 	}
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n%s", metrics, body.String()), origins...)
 	var qs []conformance.Query
 	for _, q := range conformance.Corpus(origins) {
@@ -249,7 +250,7 @@ func TestCodelSocketPathAnswersTheSame(t *testing.T) {
 func TestCodelReadsAWildcardSocket(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
-	port, metrics := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	port, metrics := freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	corefile := filepath.Join(t.TempDir(), "Corefile")
 	body := fmt.Sprintf(".:%d {\n    prometheus %s\n    codel\n    zonestore %s example.org\n}\n", port, metrics, zf)
 	if err := os.WriteFile(corefile, []byte(body), 0o644); err != nil {
@@ -296,7 +297,7 @@ func TestCodelReadsAWildcardSocket(t *testing.T) {
 func TestCodelReadsEveryUDPQuery(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    zonestore %s example.org\n", metrics, zf), "example.org")
 	server := "dns://" + s.addr
 	reads := func() float64 {
@@ -336,7 +337,7 @@ func TestCodelAcrossReloads(t *testing.T) {
 	org, other := filepath.Join(dir, "db.example.org"), filepath.Join(dir, "db.example.net")
 	writeZone(t, org, 1, "www A 192.0.2.1")
 	os.WriteFile(other, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
-	port, prom := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	port, prom := freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	corefile := func(codel, extra string) string {
 		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n    prometheus %s\n%s    zonestore %s example.org\n%s}\n", port, prom, codel, org, extra)
 	}

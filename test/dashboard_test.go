@@ -12,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // TestDashboardQueriesExportedMetrics: every metric the Grafana dashboard
@@ -53,7 +55,7 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "db.broken.test"), []byte(zoneText("broken.test", 1, "www 3x A 192.0.2.1")), 0o644)
 	net := filepath.Join(t.TempDir(), "db.example.net")
 	os.WriteFile(net, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
-	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    alias {\n        upstream %s\n    }\n    zonestore {\n        directory %s\n    }\n    zonestore %s example.net", prom, upstream.addr, dir, net), "example.org", "example.net")
 	for range 5 {
 		answerA(t, s.addr, "www.example.org.")

@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"sigs.k8s.io/yaml"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // manifests decodes every document of deploy/kubernetes/ strictly (an
@@ -156,7 +158,7 @@ func TestConfigMapCorefileServes(t *testing.T) {
 	zones := m.configMaps["ontime-zones"].Data
 	cm := &configMap{t: t, dir: t.TempDir()}
 	cm.publish(zones)
-	port, health, ready, prom := freePort(t), freePort(t), freePort(t), freePort(t)
+	port, health, ready, prom := freeport.Get(t), freeport.Get(t), freeport.Get(t), freeport.Get(t)
 	corefile := strings.NewReplacer(
 		".:53 {", fmt.Sprintf(".:%d {\n    bind 127.0.0.1", port),
 		"health :8080", fmt.Sprintf("health 127.0.0.1:%d", health),

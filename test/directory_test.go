@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // configMap is a directory laid out as Kubernetes mounts a ConfigMap:
@@ -71,7 +73,7 @@ func TestDirectoryOfZones(t *testing.T) {
 		"db.broken.test": zoneText("broken.test", 1, "www 3x A 192.0.2.3"),
 		"README":         "not a zone",
 	})
-	prom, ready := fmt.Sprintf("127.0.0.1:%d", freePort(t)), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom, ready := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    ready %s\n    zonestore {\n        directory %s\n        reload 100ms\n    }", prom, ready, cm.dir), "a.test", "b.test")
 
 	resp, err := http.Get("http://" + ready + "/ready")

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // TestFastpackLeavesTSIGToTheStandardPath: with fastpack in front of the
@@ -18,7 +20,7 @@ func TestFastpackLeavesTSIGToTheStandardPath(t *testing.T) {
 	const key, secret = "transfer.key.", "c2VjcmV0LXNlY3JldC1zZWNyZXQtc2VjcmV0LXNlY3JldA=="
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
-	metrics := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf(`    prometheus %s
     fastpack
     tsig {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // The limits of one server, each at its edge (README.md, "Limits").
@@ -92,7 +94,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 // answered at most 5 at a time; the rest are dropped in codel, counted as
 // full or workers, and none is lost uncounted.
 func TestQueueBoundAtItsEdge(t *testing.T) {
-	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        workers 1\n        max_workers 1\n        queue 4\n    }\n    erratic {\n        delay 1 200ms\n    }\n", prom))
 	server := "dns://" + s.addr
 	c, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
@@ -141,7 +143,7 @@ func TestQueueBoundAtItsEdge(t *testing.T) {
 func TestTCPConnectionsPerClient(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
-	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        tcp_per_client 3\n        tcp_conns 5\n    }\n    zonestore %s example.org\n", prom, zf), "example.org")
 	refusals := func() float64 {
 		return metric(t, prom, `coredns_codel_drops_total{reason="tcp",server="dns://`+s.addr+`"}`)
@@ -228,7 +230,7 @@ func TestTCPLimitAcrossReloads(t *testing.T) {
 	org, other := filepath.Join(dir, "db.example.org"), filepath.Join(dir, "db.example.net")
 	writeZone(t, org, 1, "www A 192.0.2.1")
 	os.WriteFile(other, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
-	port := freePort(t)
+	port := freeport.Get(t)
 	corefile := func(codel, extra string) string {
 		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n%s    zonestore %s example.org\n%s}\n", port, codel, org, extra)
 	}

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // TestReadmeCorefiles starts the binary with every Corefile example of
@@ -60,14 +62,14 @@ func runExample(t *testing.T, corefile string) {
 		os.Symlink(base+ext, filepath.Join(root, "Kexample.org.+013+12345"+ext))
 	}
 
-	port := freePort(t)
+	port := freeport.Get(t)
 	c := regexp.MustCompile(`(?m)^(\S+) \{$`).ReplaceAllString(corefile, fmt.Sprintf("$1:%d {", port))
 	c = regexp.MustCompile(`(?m)^(\s+)bind \S+$`).ReplaceAllString(c, "${1}bind 127.0.0.1")
 	if !strings.Contains(c, "bind ") {
 		c = strings.Replace(c, "{\n", "{\n    bind 127.0.0.1\n", 1)
 	}
-	c = regexp.MustCompile(`(?m)^(\s+)prometheus$`).ReplaceAllString(c, fmt.Sprintf("${1}prometheus 127.0.0.1:%d", freePort(t)))
-	c = regexp.MustCompile(`(?m)^(\s+)ready$`).ReplaceAllString(c, fmt.Sprintf("${1}ready 127.0.0.1:%d", freePort(t)))
+	c = regexp.MustCompile(`(?m)^(\s+)prometheus$`).ReplaceAllString(c, fmt.Sprintf("${1}prometheus 127.0.0.1:%d", freeport.Get(t)))
+	c = regexp.MustCompile(`(?m)^(\s+)ready$`).ReplaceAllString(c, fmt.Sprintf("${1}ready 127.0.0.1:%d", freeport.Get(t)))
 	c = strings.NewReplacer(
 		"/etc/zones", zones,
 		"192.0.2.1 192.0.2.2:5300", "127.0.0.1:9", // primaries: nowhere but loopback

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // TestStoreSurvivesCorefileReload: the reload plugin replaces the
@@ -19,7 +21,7 @@ func TestStoreSurvivesCorefileReload(t *testing.T) {
 	org, net := filepath.Join(dir, "db.example.org"), filepath.Join(dir, "db.example.net")
 	writeZone(t, org, 1, "www A 192.0.2.1")
 	os.WriteFile(net, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
-	port, prom := freePort(t), fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	port, prom := freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	corefile := func(extra string) string {
 		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n    prometheus %s\n    zonestore %s example.org\n%s}\n", port, prom, org, extra)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/ontimedns/ontime/internal/freeport"
 	"github.com/ontimedns/ontime/rrl"
 )
 
@@ -55,7 +56,7 @@ func repeat(name string, n int) []string {
 func TestRRLFloodFromManySources(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
-	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    rrl {\n        rate 10\n        exempt 127.0.9.0/24\n    }\n    zonestore %s example.org\n", prom, zf), "example.org")
 	server := "dns://" + s.addr
 	drops := func() float64 {

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // knotPrimary is Knot DNS serving one zone as a primary: AXFR, IXFR from
@@ -27,7 +29,7 @@ func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret 
 	t.Helper()
 	bin := knotd(t)
 	dir := t.TempDir()
-	port := freePort(t)
+	port := freeport.Get(t)
 	file := filepath.Join(dir, origin+".zone")
 	if err := os.WriteFile(file, []byte(zone), 0o644); err != nil {
 		t.Fatal(err)
@@ -78,9 +80,9 @@ func secondaryZone(serial int, extra ...string) string {
 // primary is refused and counted; when the primary is gone, the zone
 // keeps serving until its SOA expire, then answers SERVFAIL.
 func TestSecondaryFromKnot(t *testing.T) {
-	port := freePort(t)
+	port := freeport.Get(t)
 	knot := startKnotPrimary(t, "example.test", secondaryZone(1, "www A 192.0.2.1", "mail MX 10 www", "*.wild TXT \"w\""), port, "")
-	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	corefile := fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    prometheus %s\n    transfer {\n        to *\n    }\n    zonestore {\n        secondary example.test %s\n    }\n}\n", port, prom, knot.addr)
 	s := startCorefile(t, corefile, port, "example.test")
 
@@ -149,9 +151,9 @@ func (s *server) notifyRefresh(t testing.TB) {
 // signature and takes it off the message, the same holds.
 func TestSecondaryWithTSIG(t *testing.T) {
 	secret := "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3RzIG9mIG9udGltZQ=="
-	with, without, plugged := freePort(t), freePort(t), freePort(t)
+	with, without, plugged := freeport.Get(t), freeport.Get(t), freeport.Get(t)
 	knot := startKnotPrimary(t, "example.test", secondaryZone(1, "www A 192.0.2.1"), with, secret)
-	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	block := func(port int, extra string) string {
 		return fmt.Sprintf("example.test:%d {\n    bind 127.0.0.1\n%s    zonestore {\n        secondary example.test %s\n%s    }\n}\n",
 			port, extra, knot.addr, map[bool]string{true: "        tsig xfr. " + secret + " hmac-sha256\n"}[port != without])

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // The tests here run real servers: the ontime coredns binary, built once for
@@ -45,25 +47,6 @@ func TestMain(m *testing.M) {
 func repoRoot(t testing.TB) string {
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Dir(filepath.Dir(file))
-}
-
-// freePort returns a port free for both UDP and TCP on 127.0.0.1.
-func freePort(t testing.TB) int {
-	for range 50 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", port))
-		l.Close()
-		if err == nil {
-			u.Close()
-			return port
-		}
-	}
-	t.Fatal("no free port")
-	return 0
 }
 
 // server is a started DNS server process.
@@ -137,7 +120,7 @@ func startKnot(t testing.TB, zones []zoneFile) *server {
 	t.Helper()
 	bin := knotd(t)
 	dir := t.TempDir()
-	port := freePort(t)
+	port := freeport.Get(t)
 	var b strings.Builder
 	knotServer(&b, dir, port, "warning")
 	// Transfers allowed from loopback: AXFR is compared with Knot's too.
@@ -189,7 +172,7 @@ func knotServer(b *strings.Builder, dir string, port int, level string) {
 func startCoreDNS(t testing.TB, body string, zones ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
-	port := freePort(t)
+	port := freeport.Get(t)
 	corefile := fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n%s\n}\n", port, body)
 	path := filepath.Join(dir, "Corefile")
 	if err := os.WriteFile(path, []byte(corefile), 0o644); err != nil {

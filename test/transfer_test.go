@@ -17,6 +17,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/alias/record"
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // axfr pulls zone from addr over TCP and returns its records, and the
@@ -129,7 +130,7 @@ func TestKnotFollowsOntime(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	records := []string{"www A 192.0.2.1", "a A 192.0.2.10", "b A 192.0.2.11", "c A 192.0.2.12"}
 	writeZone(t, zf, 1, records...)
-	port, knotPort := freePort(t), freePort(t)
+	port, knotPort := freeport.Get(t), freeport.Get(t)
 	s := startCorefile(t, fmt.Sprintf("example.org:%d {\n    bind 127.0.0.1\n    transfer {\n        to 127.0.0.1:%d\n    }\n    zonestore %s {\n        reload 100ms\n    }\n}\n", port, knotPort, zf), port, "example.org")
 
 	dir := t.TempDir()
@@ -188,7 +189,7 @@ func TestKnotFollowsOntime(t *testing.T) {
 func TestTransferRefusalsAreLoggedAndCounted(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
-	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    log . {\n        class error\n    }\n    transfer {\n        to 127.0.0.2\n    }\n    zonestore %s example.org", prom, zf), "example.org")
 	axfr := func(from string) (*dns.Msg, error) {
 		d := net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}, Timeout: 2 * time.Second}
@@ -237,7 +238,7 @@ func TestTransferNeedsTSIGKey(t *testing.T) {
 	const secret = "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3RzIG9mIG9udGltZQ=="
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
-	prom := fmt.Sprintf("127.0.0.1:%d", freePort(t))
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    log . {\n        class error\n    }\n    tsig {\n        secret xfr. %s\n        require AXFR IXFR\n    }\n    transfer {\n        to *\n    }\n    zonestore %s example.org", prom, secret, zf), "example.org")
 	transfer := func(key string) ([]dns.RR, error) {
 		m := new(dns.Msg)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/ontimedns/ontime/bench/workload"
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/freeport"
 	"github.com/ontimedns/ontime/internal/plugincfg"
 	_ "github.com/ontimedns/ontime/plugin/fastpack"
 	_ "github.com/ontimedns/ontime/plugin/zonestore"
@@ -89,7 +90,7 @@ func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 	var port int
 	var inst *caddy.Instance
 	for try := 0; ; try++ {
-		port = freePort(b)
+		port = freeport.Get(b)
 		corefile := fmt.Sprintf(".:%d {\n bind 127.0.0.1\n%s zonestore %s %s\n}\n", port, body, zone, workload.Origin)
 		if inst, err = caddy.Start(caddy.CaddyfileInput{Contents: []byte(corefile), ServerTypeName: "dns"}); err == nil {
 			break
@@ -114,27 +115,6 @@ func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 		packed = append(packed, p)
 	}
 	return &packetContext{Context: context.Background(), server: s, hop: codel.Hop{Queue: q, Arrival: 1}}, packed
-}
-
-// freePort returns a port of 127.0.0.1 free for both UDP and TCP a moment
-// ago.
-func freePort(tb testing.TB) int {
-	tb.Helper()
-	for try := 0; try < 10; try++ {
-		pc, err := net.ListenPacket("udp", "127.0.0.1:0")
-		if err != nil {
-			tb.Fatal(err)
-		}
-		port := pc.LocalAddr().(*net.UDPAddr).Port
-		l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		pc.Close()
-		if err == nil {
-			l.Close()
-			return port
-		}
-	}
-	tb.Fatal("no port free for both UDP and TCP")
-	return 0
 }
 
 // readerOn waits for codel to read the socket of the server on port, and
