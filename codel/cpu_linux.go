@@ -10,7 +10,7 @@ import (
 )
 
 // processCPU returns, summed over the process's threads, the time they
-// ran and the time they waited, runnable, for a CPU (nanoseconds, from
+// ran plus the time they waited, runnable, for a CPU (nanoseconds, from
 // /proc/self/task/*/schedstat). A thread that waits for a CPU wants one:
 // on a host shared with other processes, CPU time alone would count the
 // time they take as idle. ok is false when schedstat cannot be read.
@@ -21,11 +21,11 @@ import (
 // counted whole, for every CPU: it accrues only while a CPU has work, and
 // at worst a busy neighbour's share makes workers look less idle, so fewer
 // are added.)
-func processCPU() (run, wait int64, ok bool) {
-	wait = stolen()
+func processCPU() (busy int64, ok bool) {
+	busy = stolen()
 	tasks, err := os.ReadDir("/proc/self/task")
 	if err != nil {
-		return 0, 0, false
+		return 0, false
 	}
 	for _, t := range tasks {
 		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
@@ -34,17 +34,16 @@ func processCPU() (run, wait int64, ok bool) {
 		}
 		f := bytes.Fields(b)
 		if len(f) < 2 {
-			return 0, 0, false
+			return 0, false
 		}
 		r, err1 := strconv.ParseInt(string(f[0]), 10, 64)
 		w, err2 := strconv.ParseInt(string(f[1]), 10, 64)
 		if err1 != nil || err2 != nil {
-			return 0, 0, false
+			return 0, false
 		}
-		run += r
-		wait += w
+		busy += r + w
 	}
-	return run, wait, true
+	return busy, true
 }
 
 // stolen returns the time the hypervisor took from this machine's CPUs

@@ -157,10 +157,10 @@ func New(cfg Config) *Queue {
 		over:     overload{target: int64(cfg.Target), interval: int64(cfg.Interval)},
 	}
 	if realClock {
-		q.over.cpu = processBusy
+		q.over.cpu = processCPU
 	}
-	if run, wait, ok := processCPU(); ok {
-		q.cpuMark, q.wallMark = run+wait, Now()
+	if busy, ok := processCPU(); ok {
+		q.cpuMark, q.wallMark = busy, Now()
 	}
 	q.stall = time.AfterFunc(time.Hour, q.checkStall)
 	q.stall.Stop()
@@ -359,12 +359,6 @@ func (o *overload) spareIn(now, busy int64) bool {
 	return float64(busy-o.cpuMark) < cpuBusy*float64(wall)*float64(runtime.GOMAXPROCS(0))
 }
 
-// processBusy is processCPU's run and wait summed, for overload.cpu.
-func processBusy() (int64, bool) {
-	run, wait, ok := processCPU()
-	return run + wait, ok
-}
-
 // armStall starts the stall timer. Called with q.mu held, when a query is
 // queued and no worker is idle.
 func (q *Queue) armStall() {
@@ -457,12 +451,12 @@ func (q *Queue) cpuUsed() (used float64, known bool) {
 	if wall < int64(40*time.Millisecond) {
 		return 0, false
 	}
-	run, wait, ok := processCPU()
+	busy, ok := processCPU()
 	if !ok {
 		return 0, false
 	}
-	used = float64(run+wait-q.cpuMark) / float64(wall) / float64(runtime.GOMAXPROCS(0))
-	q.cpuMark, q.wallMark = run+wait, now
+	used = float64(busy-q.cpuMark) / float64(wall) / float64(runtime.GOMAXPROCS(0))
+	q.cpuMark, q.wallMark = busy, now
 	return used, true
 }
 
