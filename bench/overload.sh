@@ -53,6 +53,7 @@ start() { # name
 	answering $port bench.example && return 0
 	echo "$1 did not start"; cat "$out/$1.log"; exit 1
 }
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user and system time of a process, in clock ticks
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 load() { # queries rate [loadgen flags] -> one JSON line
 	local q=$1 rate=$2
@@ -61,18 +62,25 @@ load() { # queries rate [loadgen flags] -> one JSON line
 }
 
 # Capacity: what the server without codel answers with 200 queries always
-# outstanding (closed loop, as dnsperf measures), for the mix and for each
-# part alone.
+# outstanding (closed loop, as dnsperf measures), for each part of the mix
+# alone; the mix's capacity is what the CPU time of its parts allows,
+# 1 / (costly share / costly rate + plain share / plain rate). Measured on
+# the mix itself, closed loop over-counts: a goroutine per packet lets the
+# cheap queries overtake the costly ones, which are given up on after a
+# second while the loop refills with cheap ones (the run prints that
+# figure too). Every load below is a multiple of the capacity.
 start no-codel
-cap=$(load "$out/queries.txt" 0 -inflight 200 | field answered_qps)
+closed=$(load "$out/queries.txt" 0 -inflight 200 | field answered_qps)
 plain=$(load "$out/queries-plain.txt" 0 -inflight 200 | field answered_qps)
 costly=$(load "$out/queries-costly.txt" 0 -inflight 200 | field answered_qps)
 stop
-printf 'capacity: mix %.0f q/s; plain queries alone %.0f q/s, costly alone %.0f q/s: a costly query costs %.0fx a plain one\n' \
-	"$cap" "$plain" "$costly" "$(echo "$plain / $costly" | bc -l)"
+share=$(echo "$(wc -l < "$out/queries-costly.txt") / $(wc -l < "$out/queries.txt")" | bc -l)
+cap=$(echo "1 / ($share / $costly + (1 - $share) / $plain)" | bc -l)
+printf 'capacity: mix %.0f q/s (%.1f%% costly); plain queries alone %.0f q/s, costly alone %.0f q/s: a costly query costs %.0fx a plain one; the mix closed loop: %.0f q/s\n' \
+	"$cap" "$(echo "100 * $share" | bc -l)" "$plain" "$costly" "$(echo "$plain / $costly" | bc -l)" "$closed"
 
 results="$out/results.tsv"
-printf 'server\tload\toffered\tanswered_qps\ton_time_qps\ton_time_rate\tp50_ms\tp99_ms\tp999_ms\tunanswered\tpeak_rss_mb\tpeak_goroutines\tworkers\tdrops\n' > "$results"
+printf 'server\tload\toffered\tanswered_qps\ton_time_qps\ton_time_rate\tp50_ms\tp99_ms\tp999_ms\tunanswered\tpeak_rss_mb\tpeak_goroutines\tworkers\tcpu_pct\tdrops\n' > "$results"
 for l in $LOADS; do
 	rate=$(echo "$cap * $l" | bc -l | cut -d. -f1)
 	for s in $SERVERS; do
@@ -80,7 +88,9 @@ for l in $LOADS; do
 		peak=0
 		( while sleep 0.2; do curl -s 127.0.0.1:$mport/metrics | awk '/^go_goroutines /{print $2}'; done ) > "$out/$s-$l.goroutines" 2>/dev/null &
 		poller=$!
+		t0=$(cpu_ticks "$pid") s0=$(date +%s.%N)
 		r=$(load "$out/queries.txt" "$rate")
+		cpu=$(echo "($(cpu_ticks "$pid") - $t0) / $(getconf CLK_TCK) / ($(date +%s.%N) - $s0) * 100" | bc -l)
 		kill $poller 2>/dev/null || true; wait $poller 2>/dev/null || true
 		peak=$(sort -n "$out/$s-$l.goroutines" | tail -1)
 		rss=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' /proc/$pid/status)
@@ -88,10 +98,10 @@ for l in $LOADS; do
 		drops=$(echo "$metrics" | awk -F'[{}" ]' '/^coredns_codel_drops_total/ && $NF > 0 {printf "%s=%s ", $3, $NF}')
 		workers=$(echo "$metrics" | awk '/^coredns_codel_workers/ {print $2}')
 		stop
-		printf '%s\t%s\t%s\t%.0f\t%.0f\t%.3f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\n' "$s" "$l" "$rate" \
+		printf '%s\t%s\t%s\t%.0f\t%.0f\t%.3f\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%.0f\t%s\n' "$s" "$l" "$rate" \
 			"$(echo "$r" | field answered_qps)" "$(echo "$r" | field on_time_qps)" "$(echo "$r" | field on_time_rate)" \
 			"$(echo "$r" | field p50_ms)" "$(echo "$r" | field p99_ms)" "$(echo "$r" | field p999_ms)" \
-			"$(echo "$r" | field unanswered)" "$rss" "${peak:-?}" "${workers:--}" "${drops:--}" >> "$results"
+			"$(echo "$r" | field unanswered)" "$rss" "${peak:-?}" "${workers:--}" "$cpu" "${drops:--}" >> "$results"
 	done
 done
 column -t -s$'\t' "$results"
@@ -107,7 +117,7 @@ if command -v gnuplot >/dev/null; then
 set terminal png size 1000,420
 set output 'bench/overload.png'
 set datafile separator "\t"
-set multiplot layout 1,2 title "ontime under overload, one core; 1 query in 20 costs 50x (bench/overload.sh)"
+set multiplot layout 1,2 title "ontime under overload, one core; 1 query in 20, at random, costs 50x (bench/overload.sh)"
 set xlabel "offered load / capacity"
 set xrange [0.5:3.3]
 set ylabel "p99 latency of answers (ms)"

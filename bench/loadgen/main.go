@@ -3,7 +3,9 @@
 // answered, answered on time, answered with an error, or never answered,
 // with latency percentiles from a histogram. A closed-loop tool (dnsperf)
 // slows down when the server does, and so never shows what overload does
-// to the queries that keep arriving; this one does.
+// to the queries that keep arriving; this one does. An answer's latency
+// runs from its query's send to the kernel's stamp of the answer's arrival
+// (SO_TIMESTAMPNS), so the time this tool takes to read it is not counted.
 //
 //	go run ./bench/loadgen -server 127.0.0.1:15353 -queries bench/out/queries.txt -rate 50000 -duration 10s
 //
@@ -31,6 +33,8 @@ import (
 	"time"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/rxstamp"
 )
 
 // query is one packed query of the file.
@@ -87,6 +91,20 @@ func load(path string, bufsize uint16) ([]query, error) {
 type conn struct {
 	c    *net.UDPConn
 	sent [65536]atomic.Int64 // send time (ns since start) of ID i; 0 when answered or unused
+}
+
+// arrival is when an answer reached this host, in nanoseconds since start:
+// the kernel's stamp, so that an answer's latency does not include the
+// time it waited for this process, busy sending on its own core, to read
+// it. A stamp later than now (the wall clock was stepped) is not believed.
+func arrival(start time.Time, oob []byte) int64 {
+	now := time.Since(start).Nanoseconds()
+	if ts, ok := rxstamp.Received(oob); ok {
+		if at := ts - start.UnixNano(); at > 0 && at <= now {
+			return at
+		}
+	}
+	return now
 }
 
 type result struct {
@@ -148,6 +166,9 @@ func main() {
 			log.Fatal(err)
 		}
 		c.SetReadBuffer(4 << 20)
+		if raw, err := c.SyscallConn(); err == nil {
+			rxstamp.Enable(raw)
+		}
 		conns[i] = &conn{c: c}
 	}
 
@@ -165,8 +186,9 @@ func main() {
 		go func() {
 			defer wg.Done()
 			buf := make([]byte, 65535)
+			oob := make([]byte, 128)
 			for {
-				n, err := c.c.Read(buf)
+				n, oobn, _, _, err := c.c.ReadMsgUDP(buf, oob)
 				if err != nil {
 					if ne, ok := err.(net.Error); ok && ne.Timeout() {
 						return
@@ -176,7 +198,7 @@ func main() {
 				if n < 12 || buf[2]&0x80 == 0 {
 					continue
 				}
-				now := time.Since(start).Nanoseconds()
+				now := arrival(start, oob[:oobn])
 				id := binary.BigEndian.Uint16(buf)
 				t := c.sent[id].Swap(0)
 				if t == 0 {

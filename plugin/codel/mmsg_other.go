@@ -2,10 +2,7 @@
 
 package codel
 
-import (
-	"errors"
-	"syscall"
-)
+import "errors"
 
 // The reader only runs on Linux (socket_other.go): these are never called.
 
@@ -13,6 +10,3 @@ var errNoMmsg = errors.New("recvmmsg and sendmmsg are Linux's")
 
 func recvmmsg(uintptr, []mmsghdr) (int, error) { return 0, errNoMmsg }
 func sendmmsg(uintptr, []mmsghdr) (int, error) { return 0, errNoMmsg }
-
-func stampArrivals(syscall.RawConn) bool { return false }
-func receivedAt([]byte) (int64, bool)    { return 0, false }

@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/ipv4"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/rxstamp"
 )
 
 // socketPair is a server socket read and written as the reader does, and a
@@ -182,7 +183,7 @@ func TestHeldAnswersAreDue(t *testing.T) {
 // to every address needs both).
 func TestArrivalIsTheKernelsStamp(t *testing.T) {
 	r, client := socketPair(t, "udp4", "127.0.0.1:0")
-	if !stampArrivals(r.raw) {
+	if !rxstamp.Enable(r.raw) {
 		t.Skip("the kernel does not stamp datagrams here")
 	}
 	if err := ipv4.NewPacketConn(r.conn).SetControlMessage(ipv4.FlagDst, true); err != nil {

@@ -17,6 +17,7 @@ import (
 	"golang.org/x/net/ipv6"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/rxstamp"
 )
 
 // reader takes UDP queries off the server's socket itself, so that their
@@ -80,7 +81,7 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 			// Only on a socket of codel's own: CoreDNS's reader, on a
 			// socket it shares, reads control messages into a buffer with
 			// room for the address alone.
-			r.stamped = undo != nil && stampArrivals(raw)
+			r.stamped = undo != nil && rxstamp.Enable(raw)
 			go r.run()
 			return r, nil
 		}
@@ -163,7 +164,7 @@ func (r *reader) drain(fd uintptr, in *inbox) int {
 // than wall, or more than 10 s before it (the wall clock was stepped
 // between the two), is not believed.
 func arrivedAt(now, wall int64, oob []byte) int64 {
-	ts, ok := receivedAt(oob)
+	ts, ok := rxstamp.Received(oob)
 	if !ok {
 		return now
 	}
