@@ -53,7 +53,6 @@ start() { # name
 	answering $port bench.example && return 0
 	echo "$1 did not start"; cat "$out/$1.log"; exit 1
 }
-cpu_ticks() { awk '{print $14 + $15}' "/proc/$1/stat"; } # user and system time of a process, in clock ticks
 stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 load() { # queries rate [loadgen flags] -> one JSON line
 	local q=$1 rate=$2
