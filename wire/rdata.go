@@ -202,8 +202,13 @@ func appendDNSKEY(b []byte, k *dns.DNSKEY) ([]byte, error) {
 }
 
 // appendBase32 decodes NSEC3's next hashed owner, which miekg/dns accepts in
-// either case.
+// either case: eight characters at a time when it is made of whole groups
+// of eight valid ones, as a hash always is (decodeBase32Hex); otherwise as
+// miekg/dns does, through encoding/base32.
 func (e *Encoder) appendBase32(b []byte, s string) ([]byte, error) {
+	if out, ok := decodeBase32Hex(b, s); ok {
+		return out, nil
+	}
 	up := e.scratch[:0]
 	for i := 0; i < len(s); i++ {
 		c := s[i]
