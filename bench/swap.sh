@@ -13,13 +13,16 @@
 #   bash bench/swap.sh        # HOSTS=170000 SWAPS=100 SWAP_EVERY=5 RATE=10000 BASE_SECONDS=60
 #   PAIRS=5 bash bench/swap.sh
 #
-# PAIRS=N interleaves instead: N pairs of a window without swaps
-# (BASE_SECONDS/N) and a window with SWAPS/N swaps, and compares the
-# medians of the windows' p99s. One baseline window before all the swaps
-# says as much about whether the collector ran in it as about the swaps.
+# PAIRS=N interleaves instead: N pairs of a window without swaps and a
+# window with SWAPS/N swaps, both SWAPS/N x SWAP_EVERY seconds long, and
+# compares the medians of the windows' p99s. One baseline window before all
+# the swaps says as much about whether the collector ran in it as about the
+# swaps; and windows of unequal length are not compared fairly either (a
+# short one more often holds none of the rare slow moments a long one
+# holds: the first PAIRS runs had 12 s without swaps against 100 s with).
 #
-# Bounded: BASE_SECONDS + SWAPS x SWAP_EVERY seconds of load; the server is
-# killed on exit.
+# Bounded: BASE_SECONDS (with PAIRS, SWAPS x SWAP_EVERY) + SWAPS x
+# SWAP_EVERY seconds of load; the server is killed on exit.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -71,7 +74,10 @@ swapping() { # SWAPS_IN_WINDOW: swaps while loadgen runs, its JSON to $out/swaps
 	wait $lg
 }
 memory() {
-	published=$(curl -s "http://127.0.0.1:$mport/metrics" | sed -n 's/^coredns_zonestore_publishes_total{zone="bench.example."} //p')
+	local metrics
+	metrics=$(curl -s "http://127.0.0.1:$mport/metrics")
+	echo "codel's drops (every window): $(echo "$metrics" | awk -F'[{}" ]' '/^coredns_codel_drops_total/ && $NF > 0 {printf "%s=%s ", $3, $NF}')"
+	published=$(echo "$metrics" | sed -n 's/^coredns_zonestore_publishes_total{zone="bench.example."} //p')
 	serial=$(dig +short @127.0.0.1 -p $port bench.example SOA | awk '{ print $3 }')
 	printf 'versions published: %s (serial now %s); resident memory (MiB) after swaps 1, 10, 50, last: %s\n' "$published" "$serial" \
 		"$(awk 'NR == 1 || NR == 10 || NR == 50 { printf "%.0f, ", $2 / 1024 } END { printf "%.0f (max %.0f)", $2 / 1024, max / 1024 } { if ($2 > max) max = $2 }' "$out/rss.tsv")"
@@ -81,7 +87,7 @@ if [ -n "${PAIRS:-}" ]; then
 	printf '%-6s %-6s %10s %10s %10s %10s %8s %10s\n' pair run answered p50_ms p99_ms p99.9_ms wrong unanswered | tee "$out/results.txt"
 	for p in $(seq "$PAIRS"); do
 		for r in base swaps; do
-			if [ $r = base ]; then j=$(load "$((BASE / PAIRS))s"); else swapping $((SWAPS / PAIRS)); j=$(cat "$out/swaps.json"); fi
+			if [ $r = base ]; then j=$(load "$((SWAPS / PAIRS * EVERY))s"); else swapping $((SWAPS / PAIRS)); j=$(cat "$out/swaps.json"); fi
 			printf '%-6s %-6s %10s %10s %10s %10s %8s %10s\n' "$p" $r "$(echo "$j" | field answered)" "$(echo "$j" | field p50_ms)" \
 				"$(echo "$j" | field p99_ms)" "$(echo "$j" | field p999_ms)" "$(wrong "$j")" "$(echo "$j" | field unanswered)" | tee -a "$out/results.txt"
 		done
