@@ -13,13 +13,19 @@ answering() {
 	return 1
 }
 
-# cpu_ticks PID: the user and system time of a process and of its children
-# (NSD serves from a child process), in clock ticks (getconf CLK_TCK a
-# second). Time the hypervisor took from the machine is not in it.
+# cpu_ticks PID: the user and system time of a process and of all its
+# descendants (NSD serves from a grandchild), in clock ticks (getconf
+# CLK_TCK a second). Time the hypervisor took from the machine is not in
+# it. A process's name may hold spaces ("nsd: server 1"): the fields are
+# counted after its closing parenthesis.
 cpu_ticks() {
 	local t=0 p
 	for p in "$1" $(pgrep -P "$1"); do
-		[ -r "/proc/$p/stat" ] && t=$((t + $(awk '{print $14 + $15}' "/proc/$p/stat" 2>/dev/null || echo 0)))
+		if [ "$p" = "$1" ]; then
+			t=$((t + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}' || echo 0)))
+		else
+			t=$((t + $(cpu_ticks "$p")))
+		fi
 	done
 	echo "$t"
 }
