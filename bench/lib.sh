@@ -17,15 +17,13 @@ answering() {
 # descendants (NSD serves from a grandchild), in clock ticks (getconf
 # CLK_TCK a second). Time the hypervisor took from the machine is not in
 # it. A process's name may hold spaces ("nsd: server 1"): the fields are
-# counted after its closing parenthesis.
+# counted after its closing parenthesis. A process gone before it is read
+# counts 0.
 cpu_ticks() {
-	local t=0 p
-	for p in "$1" $(pgrep -P "$1"); do
-		if [ "$p" = "$1" ]; then
-			t=$((t + $(sed 's/.*) //' "/proc/$p/stat" 2>/dev/null | awk '{print $12 + $13}' || echo 0)))
-		else
-			t=$((t + $(cpu_ticks "$p")))
-		fi
+	local t p
+	t=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12 + $13}')
+	for p in $(pgrep -P "$1"); do
+		t=$((${t:-0} + $(cpu_ticks "$p")))
 	done
-	echo "$t"
+	echo "${t:-0}"
 }
