@@ -123,6 +123,9 @@ sections:
 				continue
 			}
 			h := rr.Header()
+			if si == 2 && h.Rrtype == dns.TypeOPT {
+				return e.buf[:0], errOPT // not the *dns.OPT findOPT took
+			}
 			if !sameSet(prev, h, rr) {
 				mark.n, mark.counts = len(e.buf), counts
 			}
@@ -179,15 +182,18 @@ func flags(m *dns.Msg, truncated bool) uint16 {
 
 // findOPT returns the message's OPT record as miekg/dns finds it (the last
 // RR of type OPT in the additional section). A second one is refused: the
-// message is malformed, and truncation could not keep both.
+// message is malformed, and truncation could not keep both. It looks only
+// at *dns.OPT values, without a call through the RR interface; a record of
+// another Go type whose header says OPT is refused as the sections are
+// written (see Encode).
 func (e *Encoder) findOPT(m *dns.Msg) (*dns.OPT, error) {
 	var opt *dns.OPT
 	for _, rr := range m.Extra {
-		if rr == nil || rr.Header().Rrtype != dns.TypeOPT {
+		o, ok := rr.(*dns.OPT)
+		if !ok || o == nil || o.Hdr.Rrtype != dns.TypeOPT {
 			continue
 		}
-		o, ok := rr.(*dns.OPT)
-		if !ok || opt != nil || o.Hdr.Name != "." {
+		if opt != nil || o.Hdr.Name != "." {
 			return nil, errOPT
 		}
 		opt = o
@@ -298,7 +304,10 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 	t := &e.names
 	h := maphash.String(t.seed, s)
-	known := t.findWhole(s, h)
+	known := -1
+	if t.nwhole > 0 { // the message's first name (the question) skips the lookups
+		known = t.findWhole(s, h)
+	}
 	if known >= 0 {
 		w := &t.wholes[known]
 		switch {
@@ -326,7 +335,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 	wire := e.buf[start:]
 	cut, target := nl, 0
-	if compress {
+	if compress && t.nsuffix > 0 {
 		for j := 0; j < nl; j++ {
 			if off, ok := t.findSuffix(t.lower[t.labels[j]:len(wire)], t.hashes[j]); ok {
 				cut, target = j, off

@@ -27,7 +27,8 @@ var (
 // Encoder.keys, so a slot holds no pointer and clearing it is a store.
 type suffix struct {
 	hash uint32
-	klen uint16 // 0 marks an empty slot: a key is never empty
+	gen  uint32 // the message that wrote the slot: any other marks it empty
+	klen uint16
 	off  uint16 // where the suffix starts in the message
 	kpos uint32 // key bytes are keys[kpos : kpos+klen]
 }
@@ -36,22 +37,23 @@ type suffix struct {
 // name met before is answered from here before it is split or lowercased.
 type whole struct {
 	name string
+	gen  uint32 // as in suffix
 	ptr  uint16 // offset of the name in the message, or noPointer
 	wlen uint16 // its wire form, in its own case, is wires[wpos : wpos+wlen]
 	wpos uint32
 }
 
 // names is the compression state of one message. It lives in the Encoder
-// and is cleared, not rebuilt, between messages: only the slots that were
-// used are reset.
+// and is neither rebuilt nor cleared between messages: a slot counts only
+// if it holds the current message's generation, so forgetting a message is
+// one increment.
 type names struct {
 	seed     maphash.Seed
+	gen      uint32
 	suffixes []suffix
 	nsuffix  int
-	usedS    []uint32
 	wholes   []whole
 	nwhole   int
-	usedW    []uint32
 	keys     []byte
 	wires    []byte
 
@@ -66,17 +68,17 @@ func (t *names) init() {
 	t.seed = maphash.MakeSeed()
 	t.suffixes = make([]suffix, 256)
 	t.wholes = make([]whole, 64)
+	t.gen = 1
 }
 
 // reset forgets the previous message.
 func (t *names) reset() {
-	for _, i := range t.usedS {
-		t.suffixes[i] = suffix{}
+	t.gen++
+	if t.gen == 0 { // wrapped: a slot's old generation could come back
+		clear(t.suffixes)
+		clear(t.wholes)
+		t.gen = 1
 	}
-	for _, i := range t.usedW {
-		t.wholes[i] = whole{}
-	}
-	t.usedS, t.usedW = t.usedS[:0], t.usedW[:0]
 	t.nsuffix, t.nwhole = 0, 0
 	t.keys, t.wires = t.keys[:0], t.wires[:0]
 }
@@ -86,7 +88,7 @@ func (t *names) findWhole(s string, h uint64) int {
 	mask := uint64(len(t.wholes) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		w := &t.wholes[i]
-		if w.wlen == 0 {
+		if w.gen != t.gen {
 			return -1
 		}
 		if w.name == s {
@@ -101,34 +103,31 @@ func (t *names) addWhole(s string, h uint64, ptr int, wire []byte) {
 	}
 	mask := uint64(len(t.wholes) - 1)
 	i := h & mask
-	for t.wholes[i].wlen != 0 {
+	for t.wholes[i].gen == t.gen {
 		i = (i + 1) & mask
 	}
 	p := uint16(noPointer)
 	if ptr >= 0 && ptr < maxPointer {
 		p = uint16(ptr)
 	}
-	t.wholes[i] = whole{name: s, ptr: p, wlen: uint16(len(wire)), wpos: uint32(len(t.wires))}
+	t.wholes[i] = whole{name: s, gen: t.gen, ptr: p, wlen: uint16(len(wire)), wpos: uint32(len(t.wires))}
 	t.wires = append(t.wires, wire...)
-	t.usedW = append(t.usedW, uint32(i))
 	t.nwhole++
 }
 
 func (t *names) growWholes() {
 	old := t.wholes
 	t.wholes = make([]whole, 2*len(old))
-	t.usedW = t.usedW[:0]
 	mask := uint64(len(t.wholes) - 1)
 	for _, w := range old {
-		if w.wlen == 0 {
+		if w.gen != t.gen {
 			continue
 		}
 		i := maphash.String(t.seed, w.name) & mask
-		for t.wholes[i].wlen != 0 {
+		for t.wholes[i].gen == t.gen {
 			i = (i + 1) & mask
 		}
 		t.wholes[i] = w
-		t.usedW = append(t.usedW, uint32(i))
 	}
 }
 
@@ -138,7 +137,7 @@ func (t *names) probeSuffix(key []byte, h uint32) (uint32, bool) {
 	mask := uint32(len(t.suffixes) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		s := &t.suffixes[i]
-		if s.klen == 0 {
+		if s.gen != t.gen {
 			return i, false
 		}
 		if s.hash == h && int(s.klen) == len(key) && string(t.keys[s.kpos:s.kpos+uint32(s.klen)]) == string(key) {
@@ -164,26 +163,23 @@ func (t *names) addSuffix(kpos, klen int, h uint32, off int) {
 	if known {
 		return
 	}
-	t.suffixes[i] = suffix{hash: h, klen: uint16(klen), off: uint16(off), kpos: uint32(kpos)}
-	t.usedS = append(t.usedS, i)
+	t.suffixes[i] = suffix{hash: h, gen: t.gen, klen: uint16(klen), off: uint16(off), kpos: uint32(kpos)}
 	t.nsuffix++
 }
 
 func (t *names) growSuffixes() {
 	old := t.suffixes
 	t.suffixes = make([]suffix, 2*len(old))
-	t.usedS = t.usedS[:0]
 	mask := uint32(len(t.suffixes) - 1)
 	for _, s := range old {
-		if s.klen == 0 {
+		if s.gen != t.gen {
 			continue
 		}
 		i := s.hash & mask
-		for t.suffixes[i].klen != 0 {
+		for t.suffixes[i].gen == t.gen {
 			i = (i + 1) & mask
 		}
 		t.suffixes[i] = s
-		t.usedS = append(t.usedS, i)
 	}
 }
 

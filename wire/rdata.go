@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/miekg/dns"
@@ -258,24 +259,27 @@ func appendOctets(b []byte, s string) ([]byte, error) {
 	return appendUnescaped(b, s), nil
 }
 
+// appendUnescaped appends s with its escapes \X and \DDD read. The text
+// between escapes, usually all of it, is copied whole.
 func appendUnescaped(b []byte, s string) []byte {
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '\\' {
-			i++
-			if i == len(s) {
-				break
-			}
-			if isDDD(s[i:]) {
-				c = dddToByte(s[i:])
-				i += 2
-			} else {
-				c = s[i]
-			}
+	for {
+		i := strings.IndexByte(s, '\\')
+		if i < 0 {
+			return append(b, s...)
 		}
-		b = append(b, c)
+		b = append(b, s[:i]...)
+		s = s[i+1:]
+		switch {
+		case s == "":
+			return b // a lone backslash at the end: nothing, as miekg/dns
+		case isDDD(s):
+			b = append(b, dddToByte(s))
+			s = s[3:]
+		default:
+			b = append(b, s[0])
+			s = s[1:]
+		}
 	}
-	return b
 }
 
 // appendBitmap writes an NSEC or NSEC3 type bitmap: window, length, bits,
