@@ -110,7 +110,8 @@ func (t *names) addWhole(s string, h uint64, ptr int, wire []byte) {
 	if ptr >= 0 && ptr < maxPointer {
 		p = uint16(ptr)
 	}
-	t.wholes[i] = whole{name: s, gen: t.gen, ptr: p, wlen: uint16(len(wire)), wpos: uint32(len(t.wires))}
+	w := &t.wholes[i] // field by field, as in addSuffix
+	w.name, w.gen, w.ptr, w.wlen, w.wpos = s, t.gen, p, uint16(len(wire)), uint32(len(t.wires))
 	t.wires = append(t.wires, wire...)
 	t.nwhole++
 }
@@ -163,7 +164,11 @@ func (t *names) addSuffix(kpos, klen int, h uint32, off int) {
 	if known {
 		return
 	}
-	t.suffixes[i] = suffix{hash: h, gen: t.gen, klen: uint16(klen), off: uint16(off), kpos: uint32(kpos)}
+	// Field by field: a composite literal is built on the stack and copied
+	// with one 16-octet load, which cannot be forwarded from the narrow
+	// stores that built it and stalls (a quarter of a short message's time).
+	sl := &t.suffixes[i]
+	sl.hash, sl.gen, sl.klen, sl.off, sl.kpos = h, t.gen, uint16(klen), uint16(off), uint32(kpos)
 	t.nsuffix++
 }
 
