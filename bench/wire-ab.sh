@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# A/B of the wire encoder between two commits: the test binary of OLD
+# (default HEAD) and of the working tree take turns ROUNDS times (default
+# 20; the order alternates each round), each a 50 ms run of every message
+# on CPU 1. Prints, per message, each side's fastest run and the median of
+# the rounds' new/old ratios: this machine's noise moves a single run by
+# half, and the two sides of a round share its moment.
+#
+#   OLD=HEAD~1 bash bench/wire-ab.sh [ROUNDS] [BENCH_PATTERN]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+rounds=${1:-20}
+pattern=${2:-'^BenchmarkEncode$/.*/wire'}
+tmp=$(mktemp -d)
+trap 'git worktree remove --force "$tmp/old" 2>/dev/null || true; rm -rf "$tmp"' EXIT
+git worktree add -q --detach "$tmp/old" "${OLD:-HEAD}"
+(cd "$tmp/old" && go test -c -o "$tmp/old.test" ./wire)
+go test -c -o "$tmp/new.test" ./wire
+for i in $(seq "$rounds"); do
+	order="new old"
+	if [ $((i % 2)) = 0 ]; then order="old new"; fi
+	for v in $order; do
+		taskset -c 1 "$tmp/$v.test" -test.run XXX -test.bench "$pattern" -test.benchtime 50ms |
+			awk -v v="$v" -v r="$i" '/^Benchmark/ { sub(/-[0-9]+$/, "", $1); print r, v, $1, $3 }'
+	done
+done | python3 -c '
+import statistics, sys
+runs = {}
+for line in sys.stdin:
+    r, side, bench, ns = line.split()
+    runs.setdefault(bench, {}).setdefault(r, {})[side] = float(ns)
+print("%-36s %8s %8s %8s %s" % ("benchmark", "old ns", "new ns", "new/old", "(rounds)"))
+for bench, rs in runs.items():
+    pairs = [p for p in rs.values() if len(p) == 2]
+    ratios = [p["new"] / p["old"] for p in pairs]
+    print("%-36s %8.0f %8.0f %8.3f (%.2f-%.2f)" % (bench.replace("BenchmarkEncode/", ""),
+        min(p["old"] for p in pairs), min(p["new"] for p in pairs),
+        statistics.median(ratios), min(ratios), max(ratios)))
+'
