@@ -323,10 +323,16 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 
 	start := len(e.buf)
+	plain := strings.IndexByte(s, '\\') < 0
+	if !t.hashed && (!plain || len(t.listed) == maxListed) {
+		t.promote()
+	}
 	var nl int
 	var err error
-	if strings.IndexByte(s, '\\') < 0 {
-		e.buf, nl, err = t.scanPlain(e.buf, s)
+	if plain {
+		if e.buf, nl, err = t.scanPlain(e.buf, s); err == nil && t.hashed {
+			t.hashPlain(e.buf[start:], s, nl)
+		}
 	} else if e.buf, err = appendName(e.buf, s); err == nil {
 		nl = t.index(e.buf[start:])
 	}
@@ -335,7 +341,12 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 	wire := e.buf[start:]
 	cut, target := nl, 0
-	if compress && t.nsuffix > 0 {
+	var from listedSuffix
+	switch {
+	case !compress:
+	case !t.hashed:
+		cut, target, from = t.findListed(len(wire), nl)
+	case t.nsuffix > 0:
 		for j := 0; j < nl; j++ {
 			if off, ok := t.findSuffix(t.lower[t.labels[j]:len(wire)], t.hashes[j]); ok {
 				cut, target = j, off
@@ -353,13 +364,19 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	if ptr >= maxPointer {
 		ptr = noPointer
 	}
+	switch {
+	case !t.hashed:
+		if cut > 0 {
+			t.list(len(wire), nl, cut, start, from)
+		}
+	default:
+		t.register(wire, cut, start)
+	}
 	if cut == nl {
-		t.register(wire, nl, start)
 		return uint16(ptr), nil
 	}
-	// The labels before the cut are new here: remember their suffixes, then
-	// point at the rest.
-	t.register(wire, cut, start)
+	// The labels before the cut are new here, and remembered above; the
+	// rest is a pointer.
 	e.buf = append(e.buf[:start+int(t.labels[cut])], byte(target>>8)|0xC0, byte(target))
 	return uint16(ptr), nil
 }

@@ -25,6 +25,7 @@ func (e *Encoder) fallback(rr dns.RR, start int) error {
 		return err
 	}
 	e.buf = append(e.buf, e.scratch[start:end]...)
+	e.names.promote() // these names are indexed from their wire form, into the suffix table
 	for _, off := range found {
 		if off < start || off >= len(e.buf) {
 			continue

@@ -57,6 +57,13 @@ type names struct {
 	keys     []byte
 	wires    []byte
 
+	// Until hashed is set, the message's names are found by comparison
+	// with the few written so far (list.go), and the suffix table is empty.
+	hashed bool
+	listed []listed
+	starts []uint8  // label starts of the listed names, in their keys
+	offs   []uint16 // the message offset of each of those labels' suffixes
+
 	// Scratch for the name being written: lowercased wire form, label
 	// offsets and the hash of each suffix.
 	lower  [256 + 8]byte // room for the last word of a 255-octet name
@@ -80,6 +87,8 @@ func (t *names) reset() {
 		t.gen = 1
 	}
 	t.nsuffix, t.nwhole = 0, 0
+	t.hashed = false
+	t.listed, t.starts, t.offs = t.listed[:0], t.starts[:0], t.offs[:0]
 	t.keys, t.wires = t.keys[:0], t.wires[:0]
 }
 
@@ -235,11 +244,12 @@ func (t *names) index(w []byte) int {
 }
 
 // scanPlain appends the wire form of s, a fully qualified name without
-// escapes, in its own case, and indexes it as index would. In such a name
-// the wire form is the text shifted by one octet, each dot replaced by the
-// length of the label after it, so it is one copy and a patch per label;
-// the dots are found, the text lowercased and the suffixes hashed eight
-// octets at a time, all read from s rather than from octets just stored.
+// escapes, in its own case, and lowercases it and finds its labels as index
+// would (hashPlain then hashes its suffixes, when the hash tables are in
+// use). In such a name the wire form is the text shifted by one octet, each
+// dot replaced by the length of the label after it, so it is one copy and a
+// patch per label; the dots are found and the text lowercased eight octets
+// at a time, read from s rather than from octets just stored.
 func (t *names) scanPlain(b []byte, s string) ([]byte, int, error) {
 	if len(s)+1 > 255 {
 		return b, 0, errLong
@@ -266,12 +276,18 @@ func (t *names) scanPlain(b []byte, s string) ([]byte, int, error) {
 		return b[:start], 0, errFqdn
 	}
 	b[start+len(s)], t.lower[len(s)] = 0, 0 // the root, where the last dot was
+	return b, nl, nil
+}
+
+// hashPlain computes the suffix hashes of the plain name s, as index
+// would, once scanPlain has written its wire form w and found its nl labels.
+func (t *names) hashPlain(w []byte, s string, nl int) {
 	h := uint64(0x9E3779B97F4A7C15)
 	for j := nl - 1; j >= 0; j-- {
 		// Words of the label's wire form, as index reads them: the length
 		// octet at lo, then the text, s[lo:lo+n].
 		lo := int(t.labels[j])
-		n := int(b[start+lo])
+		n := int(w[lo])
 		for k := 0; k <= n; k += 8 {
 			var x uint64
 			if k == 0 {
@@ -286,7 +302,6 @@ func (t *names) scanPlain(b []byte, s string) ([]byte, int, error) {
 		}
 		t.hashes[j] = uint32(h ^ h>>32)
 	}
-	return b, nl, nil
 }
 
 // mix folds the word x into the suffix hash h.

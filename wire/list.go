@@ -1,0 +1,138 @@
+package wire
+
+import (
+	"encoding/binary"
+	"math/bits"
+)
+
+// A small message's names are compressed without hashing. Most answers
+// hold a handful of distinct names (the question, the zone's apex, a few
+// targets), and a name not met before cost about 70 ns through the suffix
+// table, most of it hashing every suffix and probing for each. Until
+// maxListed names are listed, a new name is instead compared, from its
+// end, with each listed name's lowercased wire form: the longest common
+// run of octets, cut back to a label start in both, is the suffix to point
+// at. Then, or when a name comes another way (escapes, a fallback record),
+// promote moves every listed name into the suffix table and the message
+// goes on as before. Both ways find the same, longest, suffix.
+const maxListed = 8
+
+// listed is one name written in full or in part: its lowercased wire form
+// is keys[kpos : kpos+klen]; its nl labels start at starts[lpos:], and
+// the suffix from each is at offs[lpos:] in the message (noPointer when
+// past the pointer limit).
+type listed struct {
+	kpos uint32
+	klen uint16
+	nl   uint8
+	lpos uint32
+}
+
+// findListed returns, for the name whose lowercased wire form is
+// t.lower[:n] with the nl labels of t.labels, the first label whose
+// suffix a listed name holds, that suffix's offset, and where it is in
+// the listed name; nl when none holds one.
+func (t *names) findListed(n, nl int) (cut, target int, from listedSuffix) {
+	cut = nl
+	key := t.lower[:n]
+	for i := range t.listed {
+		l := &t.listed[i]
+		old := t.keys[l.kpos : l.kpos+uint32(l.klen)]
+		common := commonSuffix(key, old)
+		starts := t.starts[l.lpos : l.lpos+uint32(l.nl)]
+		k := 0 // the listed name's labels, walked forward with the new name's
+		for j := 0; j < cut; j++ {
+			lo := int(t.labels[j])
+			if n-lo > common {
+				continue
+			}
+			at := len(old) - (n - lo) // where that suffix starts in old
+			for k < len(starts) && int(starts[k]) < at {
+				k++
+			}
+			if k == len(starts) {
+				break
+			}
+			// Equal octets from a label start of the new name are a label
+			// start in the old one too, unless a label of the old one holds
+			// octets that read as a length; then a shorter suffix is tried.
+			if int(starts[k]) == at {
+				if off := t.offs[l.lpos+uint32(k)]; off != noPointer {
+					cut, target, from = j, int(off), listedSuffix{l.lpos, k}
+					break
+				}
+			}
+		}
+		if cut == 0 {
+			break
+		}
+	}
+	return cut, target, from
+}
+
+// list adds the name just written at start (its lowercased wire form
+// t.lower[:n], labels t.labels[:nl]) whose labels before cut are written
+// out and whose suffix from cut is the one findListed found (from); from
+// is ignored when cut is nl. A name written as one pointer (cut 0) adds
+// nothing: the listed name it points into holds all its suffixes.
+func (t *names) list(n, nl, cut, start int, from listedSuffix) {
+	l := listed{kpos: uint32(len(t.keys)), klen: uint16(n), nl: uint8(nl), lpos: uint32(len(t.starts))}
+	t.keys = append(t.keys, t.lower[:n]...)
+	t.starts = append(t.starts, t.labels[:nl]...)
+	for j := 0; j < cut; j++ {
+		off := start + int(t.labels[j])
+		if off >= maxPointer {
+			off = noPointer
+		}
+		t.offs = append(t.offs, uint16(off))
+	}
+	if cut < nl {
+		t.offs = append(t.offs, t.offs[from.lpos+uint32(from.label):from.lpos+uint32(from.label)+uint32(nl-cut)]...)
+	}
+	t.listed = append(t.listed, l)
+}
+
+// listedSuffix names one label of a listed name.
+type listedSuffix struct {
+	lpos  uint32
+	label int
+}
+
+// promote registers every suffix of every listed name in the suffix table,
+// which serves the rest of the message. It uses the scratch of index, so
+// it runs before a name is scanned.
+func (t *names) promote() {
+	if t.hashed {
+		return
+	}
+	t.hashed = true
+	for _, l := range t.listed {
+		key := t.keys[l.kpos : l.kpos+uint32(l.klen)]
+		nl := t.index(key)
+		for j := 0; j < nl; j++ {
+			off := t.offs[l.lpos+uint32(j)]
+			if off == noPointer {
+				continue
+			}
+			lo := int(t.labels[j])
+			t.addSuffix(int(l.kpos)+lo, len(key)-lo, t.hashes[j], int(off))
+		}
+	}
+}
+
+// commonSuffix returns how many octets a and b end with alike, comparing
+// eight at a time from the end.
+func commonSuffix(a, b []byte) int {
+	n := min(len(a), len(b))
+	c := 0
+	for ; c+8 <= n; c += 8 {
+		x := binary.LittleEndian.Uint64(a[len(a)-c-8:]) ^ binary.LittleEndian.Uint64(b[len(b)-c-8:])
+		if x != 0 {
+			return c + bits.LeadingZeros64(x)/8
+		}
+	}
+	for c < n && a[len(a)-1-c] == b[len(b)-1-c] {
+		c++
+	}
+	return c
+}
