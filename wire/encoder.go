@@ -324,7 +324,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 
 	start := len(e.buf)
 	plain := strings.IndexByte(s, '\\') < 0
-	if !t.hashed && (!plain || len(t.listed) == maxListed) {
+	if !t.hashed && (!plain || len(t.listed) >= t.maxList) {
 		t.promote()
 	}
 	var nl int

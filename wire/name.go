@@ -59,10 +59,11 @@ type names struct {
 
 	// Until hashed is set, the message's names are found by comparison
 	// with the few written so far (list.go), and the suffix table is empty.
-	hashed bool
-	listed []listed
-	starts []uint8  // label starts of the listed names, in their keys
-	offs   []uint16 // the message offset of each of those labels' suffixes
+	hashed  bool
+	maxList int // maxListed; 0 in a test, which hashes every name
+	listed  []listed
+	starts  []uint8  // label starts of the listed names, in their keys
+	offs    []uint16 // the message offset of each of those labels' suffixes
 
 	// Scratch for the name being written: lowercased wire form, label
 	// offsets and the hash of each suffix.
@@ -76,6 +77,7 @@ func (t *names) init() {
 	t.suffixes = make([]suffix, 256)
 	t.wholes = make([]whole, 64)
 	t.gen = 1
+	t.maxList = maxListed
 }
 
 // reset forgets the previous message.
