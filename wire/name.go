@@ -351,8 +351,9 @@ func lower8(x uint64) uint64 {
 	return x | upper>>2
 }
 
-// register adds every suffix of the literal wire name w, written at off in
-// the message, that the table does not know yet. nl is index's result.
+// register adds the suffixes that start at the first nl labels of the wire
+// name w, written at off in the message (all its labels, or those before
+// the pointer it ends in), that the table does not know yet.
 func (t *names) register(w []byte, nl, off int) {
 	if off >= maxPointer || nl == 0 {
 		return
