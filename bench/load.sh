@@ -8,7 +8,8 @@
 # Go loop that echoes each query back as its answer, recvmmsg/sendmmsg: the
 # ceiling for any Go server on these sockets). On request: codel-file and
 # codel-zonestore, ontime's binary with codel's server path in front of
-# stock file or of zonestore, the two lookups compared on the same loop.
+# stock file or of zonestore, the two lookups compared on the same loop;
+# codel-fastpack, codel-zonestore with fastpack, the encoder on that loop.
 #
 # Each server runs on CPU 0 (GOMAXPROCS=1, one worker thread for Knot and
 # NSD) and dnsperf on CPU 1: queries per second at saturation. Then
@@ -77,13 +78,14 @@ start_server() { # name -> starts it on $port, sets $pid
 	local name=$1 dir="$out/$1"
 	mkdir -p "$dir"
 	case $name in
-	zonestore|fastpack|full|base|file|whoami|codel-file|codel-zonestore)
+	zonestore|fastpack|full|base|file|whoami|codel-file|codel-zonestore|codel-fastpack)
 		local bin=./coredns plugins=$name
 		case $name in
 		file|whoami) bin="$out/coredns-stock" ;;
 		fastpack) plugins="fastpack\n    zonestore" ;;
 		codel-file) plugins="codel\n    file" ;;
 		codel-zonestore) plugins="codel\n    zonestore" ;;
+		codel-fastpack) plugins="codel\n    fastpack\n    zonestore" ;;
 		full|base) plugins="prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore" ;;
 		esac
 		[ "$name" = base ] && bin="$out/coredns-base"
