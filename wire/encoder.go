@@ -10,7 +10,6 @@ package wire
 import (
 	"encoding/binary"
 	"errors"
-	"hash/maphash"
 	"net"
 	"strings"
 
@@ -303,13 +302,8 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 		return noPointer, nil // as miekg/dns: nothing, for RRs of dynamic updates
 	}
 	t := &e.names
-	h := maphash.String(t.seed, s)
-	known := -1
-	if t.nwhole > 0 { // the message's first name (the question) skips the lookups
-		known = t.findWhole(s, h)
-	}
-	if known >= 0 {
-		w := &t.wholes[known]
+	w := t.findWhole(s)
+	if w != nil {
 		switch {
 		case compress && w.ptr != noPointer:
 			e.buf = append(e.buf, byte(w.ptr>>8)|0xC0, byte(w.ptr))
@@ -358,8 +352,8 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	if cut == 0 {
 		ptr = target
 	}
-	if known < 0 {
-		t.addWhole(s, h, ptr, wire)
+	if w == nil {
+		t.addWhole(s, ptr, wire)
 	}
 	if ptr >= maxPointer {
 		ptr = noPointer

@@ -52,8 +52,9 @@ type names struct {
 	gen      uint32
 	suffixes []suffix
 	nsuffix  int
-	wholes   []whole
+	wholes   []whole // open addressing, once more than maxListed names are known
 	nwhole   int
+	few      []whole // the names known while they are at most maxListed, in order
 	keys     []byte
 	wires    []byte
 
@@ -89,41 +90,70 @@ func (t *names) reset() {
 		t.gen = 1
 	}
 	t.nsuffix, t.nwhole = 0, 0
+	t.few = t.few[:0]
 	t.hashed = false
 	t.listed, t.starts, t.offs = t.listed[:0], t.starts[:0], t.offs[:0]
 	t.keys, t.wires = t.keys[:0], t.wires[:0]
 }
 
-// findWhole returns the slot of name s, or -1.
-func (t *names) findWhole(s string, h uint64) int {
+// findWhole returns the slot of name s, or nil. While a message has named
+// at most maxListed names they are compared in order, which costs less
+// than hashing the name (hash/maphash took a tenth of a small message).
+func (t *names) findWhole(s string) *whole {
+	if t.nwhole == 0 {
+		for i := range t.few {
+			if t.few[i].name == s {
+				return &t.few[i]
+			}
+		}
+		return nil
+	}
+	h := maphash.String(t.seed, s)
 	mask := uint64(len(t.wholes) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		w := &t.wholes[i]
 		if w.gen != t.gen {
-			return -1
+			return nil
 		}
 		if w.name == s {
-			return int(i)
+			return w
 		}
 	}
 }
 
-func (t *names) addWhole(s string, h uint64, ptr int, wire []byte) {
-	if 2*(t.nwhole+1) > len(t.wholes) {
-		t.growWholes()
-	}
-	mask := uint64(len(t.wholes) - 1)
-	i := h & mask
-	for t.wholes[i].gen == t.gen {
-		i = (i + 1) & mask
-	}
+// addWhole remembers the name s, whose wire form in its own case is wire,
+// and the pointer that names it (ptr, or noPointer past the limit).
+func (t *names) addWhole(s string, ptr int, wire []byte) {
 	p := uint16(noPointer)
 	if ptr >= 0 && ptr < maxPointer {
 		p = uint16(ptr)
 	}
-	w := &t.wholes[i] // field by field, as in addSuffix
-	w.name, w.gen, w.ptr, w.wlen, w.wpos = s, t.gen, p, uint16(len(wire)), uint32(len(t.wires))
+	w := whole{name: s, gen: t.gen, ptr: p, wlen: uint16(len(wire)), wpos: uint32(len(t.wires))}
 	t.wires = append(t.wires, wire...)
+	if t.nwhole == 0 && len(t.few) < maxListed {
+		t.few = append(t.few, w)
+		return
+	}
+	if t.nwhole == 0 { // the list is full: from here on, the table
+		for i := range t.few {
+			t.insertWhole(&t.few[i])
+		}
+	}
+	t.insertWhole(&w)
+}
+
+func (t *names) insertWhole(w *whole) {
+	if 2*(t.nwhole+1) > len(t.wholes) {
+		t.growWholes()
+	}
+	mask := uint64(len(t.wholes) - 1)
+	i := maphash.String(t.seed, w.name) & mask
+	for t.wholes[i].gen == t.gen {
+		i = (i + 1) & mask
+	}
+	// Field by field, as in addSuffix.
+	d := &t.wholes[i]
+	d.name, d.gen, d.ptr, d.wlen, d.wpos = w.name, t.gen, w.ptr, w.wlen, w.wpos
 	t.nwhole++
 }
 
