@@ -15,7 +15,7 @@ import (
 // at. Then, or when a name comes another way (escapes, a fallback record),
 // promote moves every listed name into the suffix table and the message
 // goes on as before. Both ways find the same, longest, suffix, and give
-// the same bytes (TestListFindsWhatTheTableFinds); the list took 10 to 55%
+// the same bytes (TestListFindsWhatTheTableFinds); the list took 3 to 55%
 // off the benchmark's messages (wire's README). The names met whole are
 // kept the same way: the first maxListed in order, then a hash table.
 const maxListed = 8
