@@ -302,7 +302,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 		return noPointer, nil // as miekg/dns: nothing, for RRs of dynamic updates
 	}
 	t := &e.names
-	w := t.findWhole(s)
+	w, h := t.findWhole(s)
 	if w != nil {
 		switch {
 		case compress && w.ptr != noPointer:
@@ -353,7 +353,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 		ptr = target
 	}
 	if w == nil {
-		t.addWhole(s, ptr, wire)
+		t.addWhole(s, h, ptr, wire)
 	}
 	if ptr >= maxPointer {
 		ptr = noPointer

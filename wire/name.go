@@ -96,34 +96,37 @@ func (t *names) reset() {
 	t.keys, t.wires = t.keys[:0], t.wires[:0]
 }
 
-// findWhole returns the slot of name s, or nil. While a message has named
-// at most maxListed names they are compared in order, which costs less
-// than hashing the name (hash/maphash took a tenth of a small message).
-func (t *names) findWhole(s string) *whole {
+// findWhole returns the slot of name s, or nil, and the hash of s when
+// the table was searched (0 when not: addWhole computes it then). While a
+// message has named at most maxListed names they are compared in order,
+// which costs less than hashing the name (hash/maphash took a tenth of a
+// small message).
+func (t *names) findWhole(s string) (*whole, uint64) {
 	if t.nwhole == 0 {
 		for i := range t.few {
 			if t.few[i].name == s {
-				return &t.few[i]
+				return &t.few[i], 0
 			}
 		}
-		return nil
+		return nil, 0
 	}
 	h := maphash.String(t.seed, s)
 	mask := uint64(len(t.wholes) - 1)
 	for i := h & mask; ; i = (i + 1) & mask {
 		w := &t.wholes[i]
 		if w.gen != t.gen {
-			return nil
+			return nil, h
 		}
 		if w.name == s {
-			return w
+			return w, h
 		}
 	}
 }
 
 // addWhole remembers the name s, whose wire form in its own case is wire,
-// and the pointer that names it (ptr, or noPointer past the limit).
-func (t *names) addWhole(s string, ptr int, wire []byte) {
+// and the pointer that names it (ptr, or noPointer past the limit). h is
+// findWhole's hash of s, or 0 if it has none.
+func (t *names) addWhole(s string, h uint64, ptr int, wire []byte) {
 	p := uint16(noPointer)
 	if ptr >= 0 && ptr < maxPointer {
 		p = uint16(ptr)
@@ -136,18 +139,21 @@ func (t *names) addWhole(s string, ptr int, wire []byte) {
 	}
 	if t.nwhole == 0 { // the list is full: from here on, the table
 		for i := range t.few {
-			t.insertWhole(&t.few[i])
+			t.insertWhole(&t.few[i], maphash.String(t.seed, t.few[i].name))
 		}
 	}
-	t.insertWhole(&w)
+	if h == 0 {
+		h = maphash.String(t.seed, s)
+	}
+	t.insertWhole(&w, h)
 }
 
-func (t *names) insertWhole(w *whole) {
+func (t *names) insertWhole(w *whole, h uint64) {
 	if 2*(t.nwhole+1) > len(t.wholes) {
 		t.growWholes()
 	}
 	mask := uint64(len(t.wholes) - 1)
-	i := maphash.String(t.seed, w.name) & mask
+	i := h & mask
 	for t.wholes[i].gen == t.gen {
 		i = (i + 1) & mask
 	}
