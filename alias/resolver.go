@@ -165,6 +165,7 @@ func (r *Resolver) Resolve(k Key, hop codel.Hop, w Waiter) (Result, bool) {
 	if ok {
 		return res, true
 	}
+	hop.Hold() // w waits on the flight, with the query's writer and messages
 	if started {
 		hop.Send(r.pool, &fetch{r, f})
 	}

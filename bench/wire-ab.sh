@@ -7,6 +7,11 @@
 # half, and the two sides of a round share its moment.
 #
 #   OLD=HEAD~1 bash bench/wire-ab.sh [ROUNDS] [BENCH_PATTERN]
+#
+# Another package's benchmarks the same way: PKG (default ./wire) and
+# BENCHTIME (default 50ms), e.g. the whole chain in process:
+#
+#   PKG=./plugin/codel BENCHTIME=1s bash bench/wire-ab.sh 8 '^BenchmarkChain$'
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-20}
@@ -14,13 +19,16 @@ pattern=${2:-'^BenchmarkEncode$/.*/wire'}
 tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/old" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 git worktree add -q --detach "$tmp/old" "${OLD:-HEAD}"
-(cd "$tmp/old" && go test -c -o "$tmp/old.test" ./wire)
-go test -c -o "$tmp/new.test" ./wire
+pkg=${PKG:-./wire}
+(cd "$tmp/old" && go test -c -o "$tmp/old.test" "$pkg")
+go test -c -o "$tmp/new.test" "$pkg"
+# The test binary runs in its package's directory, as go test runs it.
+dir=$(go list -f '{{.Dir}}' "$pkg")
 for i in $(seq "$rounds"); do
 	order="new old"
 	if [ $((i % 2)) = 0 ]; then order="old new"; fi
 	for v in $order; do
-		taskset -c 1 "$tmp/$v.test" -test.run XXX -test.bench "$pattern" -test.benchtime 50ms |
+		(cd "$dir" && taskset -c 1 "$tmp/$v.test" -test.run XXX -test.bench "$pattern" -test.benchtime "${BENCHTIME:-50ms}") |
 			awk -v v="$v" -v r="$i" '/^Benchmark/ { sub(/-[0-9]+$/, "", $1); print r, v, $1, $3 }'
 	done
 done | python3 -c '
@@ -33,7 +41,7 @@ print("%-36s %8s %8s %8s %s" % ("benchmark", "old ns", "new ns", "new/old", "(ro
 for bench, rs in runs.items():
     pairs = [p for p in rs.values() if len(p) == 2]
     ratios = [p["new"] / p["old"] for p in pairs]
-    print("%-36s %8.0f %8.0f %8.3f (%.2f-%.2f)" % (bench.replace("BenchmarkEncode/", ""),
+    print("%-36s %8.0f %8.0f %8.3f (%.2f-%.2f)" % (bench.replace("BenchmarkEncode/", "").replace("BenchmarkChain/", ""),
         min(p["old"] for p in pairs), min(p["new"] for p in pairs),
         statistics.median(ratios), min(ratios), max(ratios)))
 '

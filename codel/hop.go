@@ -17,6 +17,7 @@ type Continuation interface {
 type Hop struct {
 	Queue   *Queue // where the query comes back to; nil: in place
 	Arrival int64  // by the queue's clock
+	Life    *Life  // the query's, where its reader recycles what was made for it; nil otherwise
 }
 
 // Suspend runs c's slow step on pool, then queues its resumption on the
@@ -27,6 +28,7 @@ type Hop struct {
 // deadline checked before each.
 func (h Hop) Suspend(pool *Queue, c Continuation) {
 	if h.Queue == nil {
+		// In place: done before the chain returns, nothing to hold.
 		if h.Late(pool) {
 			c.Drop(Deadline)
 			return
@@ -42,11 +44,18 @@ func (h Hop) Suspend(pool *Queue, c Continuation) {
 	h.Send(pool, &slowStep{c: c, hop: h})
 }
 
+// Hold marks the query as kept past the chain's return (Life.Hold): a
+// plugin that parks it to bring it back itself with Back calls it.
+func (h Hop) Hold() { h.Life.Hold() }
+
 // Send queues t on pool with the query's arrival time, and returns at
 // once: CoDel checks it there like any query. It is the first half of
 // Suspend, for a caller that shares one slow step among several queries
 // (ALIAS lookups of one target) and brings each back itself, with Back.
-func (h Hop) Send(pool *Queue, t Task) { pool.Submit(t, h.Arrival) }
+func (h Hop) Send(pool *Queue, t Task) {
+	h.Life.Hold()
+	pool.Submit(t, h.Arrival)
+}
 
 // Back queues t on the hop's queue with the query's arrival time, to run
 // on a worker there, checked by CoDel again; a query whose time ran out

@@ -63,6 +63,31 @@ var chains = []struct{ name, body string }{
 // binary would, with the directives in plugin.cfg's order, and returns the
 // context its queries run under and the packed query mix.
 func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
+	r := startServer(b, body, "", workload.Zone(50000), workload.Origin)
+	s, q := r.server, r.c.q
+	var life *codel.Life // as the reader: a Life for each query where it recycles
+	if r.recycle {
+		life = new(codel.Life)
+	}
+	var packed [][]byte
+	for _, q := range workload.Queries(50000, 4096) {
+		m := new(dns.Msg)
+		m.SetQuestion(q.Name, dns.StringToType[q.Type])
+		m.RecursionDesired = false
+		p, err := m.Pack()
+		if err != nil {
+			b.Fatal(err)
+		}
+		packed = append(packed, p)
+	}
+	return &packetContext{Context: context.Background(), server: s, hop: codel.Hop{Queue: q, Arrival: 1, Life: life}}, packed
+}
+
+// startServer starts a server on 127.0.0.1 from a Corefile body, with
+// zonestore last serving zone (its text) as origin, and more server blocks
+// after it (PORT in them is the server's port), and returns the reader of
+// its UDP socket.
+func startServer(b testing.TB, body, more, zone, origin string) *reader {
 	f, err := os.Open("../../plugin.cfg")
 	if err != nil {
 		b.Fatal(err)
@@ -79,8 +104,8 @@ func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 	for _, p := range plugins {
 		dnsserver.Directives = append(dnsserver.Directives, p.Name)
 	}
-	zone := b.TempDir() + "/db.bench"
-	if err := os.WriteFile(zone, []byte(workload.Zone(50000)), 0o644); err != nil {
+	file := b.TempDir() + "/db.zone"
+	if err := os.WriteFile(file, []byte(zone), 0o644); err != nil {
 		b.Fatal(err)
 	}
 	// A free port (codel finds its socket by the address it is bound to),
@@ -91,7 +116,8 @@ func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 	var inst *caddy.Instance
 	for try := 0; ; try++ {
 		port = freeport.Get(b)
-		corefile := fmt.Sprintf(".:%d {\n bind 127.0.0.1\n%s zonestore %s %s\n}\n", port, body, zone, workload.Origin)
+		corefile := fmt.Sprintf(".:%d {\n bind 127.0.0.1\n%s zonestore %s %s\n}\n", port, body, file, origin) +
+			strings.ReplaceAll(more, "PORT", fmt.Sprint(port))
 		if inst, err = caddy.Start(caddy.CaddyfileInput{Contents: []byte(corefile), ServerTypeName: "dns"}); err == nil {
 			break
 		}
@@ -101,20 +127,7 @@ func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
 	}
 	b.Cleanup(func() { inst.ShutdownCallbacks(); inst.Stop() })
 	// The server is the one whose socket codel reads, once it serves.
-	r := readerOn(b, fmt.Sprint(port))
-	s, q := r.server, r.c.q
-	var packed [][]byte
-	for _, q := range workload.Queries(50000, 4096) {
-		m := new(dns.Msg)
-		m.SetQuestion(q.Name, dns.StringToType[q.Type])
-		m.RecursionDesired = false
-		p, err := m.Pack()
-		if err != nil {
-			b.Fatal(err)
-		}
-		packed = append(packed, p)
-	}
-	return &packetContext{Context: context.Background(), server: s, hop: codel.Hop{Queue: q, Arrival: 1}}, packed
+	return readerOn(b, fmt.Sprint(port))
 }
 
 // readerOn waits for codel to read the socket of the server on port, and
@@ -144,18 +157,22 @@ func BenchmarkChain(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				serveOne(s, packed[i%len(packed)])
+				serveOne(s, packed[i%len(packed)], sink{})
 			}
 		})
 	}
 }
 
-// serveOne serves m as the reader does: under a context made for it, as
-// one is made with each packet read.
-func serveOne(template *packetContext, m []byte) {
-	ctx := new(packetContext)
-	*ctx = *template
-	serve(ctx, m, sink{})
+// serveOne serves m as the reader does: in a packet from the pool, under
+// a context made for it, the packet kept again when the query ends.
+func serveOne(template *packetContext, m []byte, w dns.ResponseWriter) {
+	p := packetPool.Get().(*packet)
+	p.ctx = *template
+	if p.ctx.hop.Life != nil {
+		p.ctx.hop.Life = &p.life
+	}
+	serve(&p.ctx, m, w, &p.req)
+	p.end()
 }
 
 // BenchmarkChainParallel serves it from every P at once (-cpu 1,2): it
@@ -168,7 +185,7 @@ func BenchmarkChainParallel(b *testing.B) {
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
 				for i := 0; pb.Next(); i++ {
-					serveOne(s, packed[i%len(packed)])
+					serveOne(s, packed[i%len(packed)], sink{})
 				}
 			})
 		})

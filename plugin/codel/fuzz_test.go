@@ -71,8 +71,6 @@ func FuzzPacketThroughTheChain(f *testing.F) {
 		if len(data) < 12 {
 			return // the reader drops these before the queue
 		}
-		ctx := new(packetContext)
-		*ctx = *template
-		serve(ctx, data, checkingSink{t: t, id: binary.BigEndian.Uint16(data)})
+		serveOne(template, data, checkingSink{t: t, id: binary.BigEndian.Uint16(data)})
 	})
 }

@@ -47,6 +47,9 @@ type reader struct {
 	// stamped: the kernel stamps each datagram with when it arrived, and a
 	// query's arrival is that, not when it was read.
 	stamped bool
+	// recycle: queries get a Life, and their packets are kept for the
+	// next ones (recycle.go).
+	recycle bool
 	runIn   inbox
 	feedIn  inbox
 	feeding atomic.Bool
@@ -77,7 +80,7 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 		if feedRaw, err = feedCon.SyscallConn(); err == nil {
 			r := &reader{c: c, server: s, conn: conn, raw: raw, feedCon: feedCon, feedRaw: feedRaw, undo: undo, forget: forget,
 				local: conn.LocalAddr(), wildcard: addr.Addr().IsUnspecified(), inet6: addr.Addr().Is6(),
-				done: make(chan struct{})}
+				recycle: recyclable(s), done: make(chan struct{})}
 			// Only on a socket of codel's own: CoreDNS's reader, on a
 			// socket it shares, reads control messages into a buffer with
 			// room for the address alone.
@@ -144,8 +147,12 @@ func (r *reader) drain(fd uintptr, in *inbox) int {
 		if r.stamped {
 			arrival = arrivedAt(now, wall, oob)
 		}
-		p := &packet{buf: buf, n: size}
+		p := packetPool.Get().(*packet)
+		p.buf, p.n = buf, size
 		p.ctx = packetContext{Context: context.Background(), server: r.server, hop: codel.Hop{Queue: r.c.q, Arrival: arrival}}
+		if r.recycle {
+			p.ctx.hop.Life = &p.life
+		}
 		p.w = udpWriter{r: r, to: from}
 		p.w.remote()
 		if r.wildcard {
@@ -249,13 +256,22 @@ func (c *packetContext) Value(key any) any {
 	return nil
 }
 
-// packet is a query read here, waiting in the queue as raw bytes.
+// packet is a query read here, waiting in the queue as raw bytes, with
+// everything its way through the chain needs from the reader: its context,
+// its writer, the message it unpacks into and its Life. One allocation,
+// made again for the next packet unless the query is held (Life).
 type packet struct {
-	buf *[]byte
-	n   int
-	ctx packetContext
-	w   udpWriter
+	buf  *[]byte
+	n    int
+	ctx  packetContext
+	w    udpWriter
+	req  unpacked
+	life codel.Life
 }
+
+// packetPool keeps packets between queries. sync.Pool keeps them per P:
+// getting one writes no memory another core uses.
+var packetPool = sync.Pool{New: func() any { return new(packet) }}
 
 // RunLocal runs the query on a worker whose answers wait in out until it
 // flushes them; an answer written after the query leaves the worker (alias
@@ -264,23 +280,42 @@ func (p *packet) RunLocal(l codel.Local) {
 	out := l.(*outbox)
 	out.due(p.w.r.c.now())
 	p.w.out = out
-	p.Run()
+	p.serve()
 	out.mu.Lock()
 	p.w.done = true
 	out.mu.Unlock()
+	p.end()
 }
 
-// Run serves the query and gives its buffer back.
+// Run serves the query.
 func (p *packet) Run() {
+	p.serve()
+	p.end()
+}
+
+// serve serves the query and gives its buffer back: what was unpacked from
+// it is copied.
+func (p *packet) serve() {
 	defer packets.Put(p.buf)
-	serve(&p.ctx, (*p.buf)[:p.n], &p.w)
+	serve(&p.ctx, (*p.buf)[:p.n], &p.w, &p.req)
+}
+
+// end ends the query's Life, and keeps the packet for the next one, unless
+// the query has none (then a plugin may keep its context or writer) or is
+// held (its writer is still to be written through).
+func (p *packet) end() {
+	if p.ctx.hop.Life == nil || p.life.End() {
+		return
+	}
+	*p = packet{} // nothing kept alive from the pool
+	packetPool.Put(p)
 }
 
 // serve does what miekg/dns's server does with a packet m (refuse what is
 // not a query, FORMERR for what does not unpack), then hands the message
 // to CoreDNS's server, whose ServeDNS runs the whole chain under ctx: this
 // plugin included, which sees the hop and goes on in place.
-func serve(ctx *packetContext, m []byte, w dns.ResponseWriter) {
+func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked) {
 	h := dns.Header{Id: binary.BigEndian.Uint16(m), Bits: binary.BigEndian.Uint16(m[2:]),
 		Qdcount: binary.BigEndian.Uint16(m[4:]), Ancount: binary.BigEndian.Uint16(m[6:]),
 		Nscount: binary.BigEndian.Uint16(m[8:]), Arcount: binary.BigEndian.Uint16(m[10:])}
@@ -288,12 +323,12 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter) {
 	if action == dns.MsgRejectNotImplemented && h.Qdcount == 1 {
 		action = dns.MsgAccept // CoreDNS's server knows which opcodes its plugins take
 	}
-	req := new(dns.Msg)
+	req := &u.msg
 	switch action {
 	case dns.MsgIgnore:
 		return
 	case dns.MsgAccept:
-		if err := req.Unpack(m); err == nil {
+		if err := u.unpack(m); err == nil {
 			break
 		}
 		fallthrough
@@ -320,6 +355,7 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter) {
 
 // Drop answers as the drop mode says; silent by default.
 func (p *packet) Drop(codel.Reason) {
+	defer p.end()
 	defer packets.Put(p.buf)
 	if p.w.r.c.drop == dropSilent {
 		return

@@ -2,10 +2,12 @@ package fastpack
 
 import (
 	"context"
+	"sync"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/miekg/dns"
 
+	"github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/internal/chain"
 )
 
@@ -14,11 +16,27 @@ type Fastpack struct {
 	Next plugin.Handler
 }
 
-// ServeDNS implements plugin.Handler. The writer is a fresh value, not a
-// pooled one: a plugin after this one (codel) may write the answer after
-// ServeDNS has returned, from another goroutine.
+// ServeDNS implements plugin.Handler. The writer is made again for the
+// next query only where the query has a Life (read by codel's reader):
+// elsewhere a plugin after this one (codel) may write the answer after
+// ServeDNS has returned, from another goroutine, and it is a fresh value.
 func (f Fastpack) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	if hop, ok := codel.FromContext(ctx); ok && hop.Life != nil {
+		pw := writers.Get().(*Writer)
+		*pw = Writer{ResponseWriter: w, req: r}
+		hop.Life.AtEnd(pw) // false: it is this query's alone, never put back
+		return chain.Next(pluginName, f.Next, ctx, pw, r)
+	}
 	return chain.Next(pluginName, f.Next, ctx, &Writer{ResponseWriter: w, req: r}, r)
+}
+
+// writers keeps the writers of queries that ended (End).
+var writers = sync.Pool{New: func() any { return new(Writer) }}
+
+// End implements codel.Ender: the query is done with the writer.
+func (w *Writer) End() {
+	*w = Writer{}
+	writers.Put(w)
 }
 
 // Name implements plugin.Handler.

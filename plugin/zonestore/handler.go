@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 
 	"github.com/coredns/coredns/plugin"
@@ -10,6 +11,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/alias"
+	"github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/internal/chain"
 	"github.com/ontimedns/ontime/zonestore"
 )
@@ -64,7 +66,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		}
 	}
 	var z *zonestore.Zone
-	a := new(answer)
+	a := newAnswer(ctx)
 	name, err := zonestore.NewNameIn(q.Name, a.key[:])
 	if err == nil {
 		z = h.store.FindName(name)
@@ -121,12 +123,36 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 
 // answer is a query's answer, the message that carries it and what the
 // lookup needed, in one allocation: all live as long as the writers below
-// keep the message.
+// keep the message, and the plugins above that recorded it (log) read it.
 type answer struct {
 	m   dns.Msg
 	q   [1]dns.Question
 	res zonestore.Response
 	key [32]byte // the question's lookup key, when it fits (most do; 32 keeps the whole in a 320-byte size class)
+}
+
+// answers keeps answers of queries that ended, for the next ones.
+var answers = sync.Pool{New: func() any { return new(answer) }}
+
+// newAnswer returns an answer for the query of ctx: one kept from an
+// earlier query where this one has a Life (codel read it), and given back
+// when it ends, after every plugin above has done with the message; a
+// fresh one elsewhere. An answer that is not used (the name is not ours)
+// goes back too, at the same time.
+func newAnswer(ctx context.Context) *answer {
+	hop, ok := codel.FromContext(ctx)
+	if !ok || hop.Life == nil {
+		return new(answer)
+	}
+	a := answers.Get().(*answer)
+	hop.Life.AtEnd(a) // false: it is this query's alone, never put back
+	return a
+}
+
+// End implements codel.Ender.
+func (a *answer) End() {
+	*a = answer{}
+	answers.Put(a)
 }
 
 // reply writes an empty answer with rcode. It returns success so that no
