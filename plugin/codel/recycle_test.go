@@ -34,7 +34,7 @@ func TestRecyclingIsOnForTheExample(t *testing.T) {
 // another server block on the same socket, the reader recycles nothing.
 func TestRecyclingIsOffWithCache(t *testing.T) {
 	for name, c := range map[string]struct{ body, more string }{
-		"in the chain":      {body: " codel\n fastpack\n cache\n"},
+		"in the chain":     {body: " codel\n fastpack\n cache\n"},
 		"in another block": {body: " codel\n fastpack\n", more: "other.test:PORT {\n bind 127.0.0.1\n cache\n whoami\n}\n"},
 	} {
 		t.Run(name, func(t *testing.T) {
