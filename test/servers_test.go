@@ -32,7 +32,13 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	corednsBin = filepath.Join(dir, "coredns")
-	build := exec.Command("go", "build", "-o", corednsBin, "../cmd/coredns")
+	args := []string{"build", "-o", corednsBin}
+	if os.Getenv("ONTIME_RACE") != "" {
+		// The binary under the race detector, halting at the first race:
+		// ONTIME_RACE=1 GORACE=halt_on_error=1 go test ./test/
+		args = append(args, "-race")
+	}
+	build := exec.Command("go", append(args, "../cmd/coredns")...)
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building coredns:", err)
