@@ -42,6 +42,7 @@ type Encoder struct {
 
 	scratch []byte // for those records
 	opt     []byte // the OPT record's RDATA, known before the sections
+	dec     decoded
 
 	// The owner of the last record, and the pointer that names it.
 	owner    string

@@ -2,7 +2,6 @@ package wire
 
 import (
 	"encoding/base32"
-	"encoding/base64"
 	"encoding/binary"
 	"encoding/hex"
 	"errors"
@@ -121,9 +120,9 @@ func (e *Encoder) rdata(rr dns.RR) (covered bool, err error) {
 	case *dns.CDS:
 		b, err = appendDS(b, &rr.DS)
 	case *dns.DNSKEY:
-		b, err = appendDNSKEY(b, rr)
+		b, err = e.appendDNSKEY(b, rr)
 	case *dns.CDNSKEY:
-		b, err = appendDNSKEY(b, &rr.DNSKEY)
+		b, err = e.appendDNSKEY(b, &rr.DNSKEY)
 	case *dns.RRSIG:
 		b = binary.BigEndian.AppendUint16(b, rr.TypeCovered)
 		b = append(b, rr.Algorithm, rr.Labels)
@@ -134,7 +133,7 @@ func (e *Encoder) rdata(rr dns.RR) (covered bool, err error) {
 		if err := e.name(rr.SignerName, false); err != nil {
 			return true, err
 		}
-		b, err = base64.StdEncoding.AppendDecode(e.buf, bytesOf(rr.Signature))
+		b, err = e.dec.appendBase64(e.buf, rr.Signature)
 	case *dns.NSEC:
 		if err := e.name(rr.NextDomain, false); err != nil {
 			return true, err
@@ -196,10 +195,10 @@ func appendDS(b []byte, ds *dns.DS) ([]byte, error) {
 	return hex.AppendDecode(b, bytesOf(ds.Digest))
 }
 
-func appendDNSKEY(b []byte, k *dns.DNSKEY) ([]byte, error) {
+func (e *Encoder) appendDNSKEY(b []byte, k *dns.DNSKEY) ([]byte, error) {
 	b = binary.BigEndian.AppendUint16(b, k.Flags)
 	b = append(b, k.Protocol, k.Algorithm)
-	return base64.StdEncoding.AppendDecode(b, bytesOf(k.PublicKey))
+	return e.dec.appendBase64(b, k.PublicKey)
 }
 
 // appendBase32 decodes NSEC3's next hashed owner, which miekg/dns accepts in
