@@ -50,17 +50,18 @@ func (l *Life) AtEnd(e Ender) bool {
 }
 
 // End gives back, last registered first, what the query's plugins
-// registered, unless the query is held, and readies the Life for the next
-// query. It reports whether the query was held: then whoever holds it may
-// still use what its reader made for it (its writer), and the reader must
-// not reuse that either.
+// registered, and readies the Life for the next query. It reports whether
+// the query is held instead: then nothing is given back, whoever holds the
+// query may still use what its reader made for it (its writer), and the
+// reader must not reuse that, nor the Life, which stays held (a plugin
+// that meets the query again on its way back registers nothing).
 func (l *Life) End() (held bool) {
-	held = l.held
-	if !held {
-		for i := l.n - 1; i >= 0; i-- {
-			l.ends[i].End()
-		}
+	if l.held {
+		return true
+	}
+	for i := l.n - 1; i >= 0; i-- {
+		l.ends[i].End()
 	}
 	*l = Life{}
-	return held
+	return false
 }
