@@ -80,7 +80,11 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 		if feedRaw, err = feedCon.SyscallConn(); err == nil {
 			r := &reader{c: c, server: s, conn: conn, raw: raw, feedCon: feedCon, feedRaw: feedRaw, undo: undo, forget: forget,
 				local: conn.LocalAddr(), wildcard: addr.Addr().IsUnspecified(), inet6: addr.Addr().Is6(),
-				recycle: recyclable(s), done: make(chan struct{})}
+				done: make(chan struct{})}
+			var why string
+			if r.recycle, why = recyclable(s); !r.recycle {
+				log.Infof("%s: each query allocates its packet and messages: %s", s.Addr, why)
+			}
 			// Only on a socket of codel's own: CoreDNS's reader, on a
 			// socket it shares, reads control messages into a buffer with
 			// room for the address alone.

@@ -27,20 +27,20 @@ var finishesInPlace = map[string]bool{
 }
 
 // recyclable reports whether every plugin of every server block s serves
-// is in finishesInPlace.
-func recyclable(s *dnsserver.Server) bool {
+// is in finishesInPlace; if not, why not, for the log.
+func recyclable(s *dnsserver.Server) (bool, string) {
 	configs := configsOf(s)
 	if len(configs) == 0 {
-		return false
+		return false, "its server blocks cannot be read"
 	}
 	for _, c := range configs {
 		for _, h := range c.Handlers() {
 			if !finishesInPlace[h.Name()] {
-				return false
+				return false, "plugin " + h.Name() + " may go on with a query after its ServeDNS returns"
 			}
 		}
 	}
-	return true
+	return true, ""
 }
 
 // configsOf returns the server blocks s serves. CoreDNS exports no way to
