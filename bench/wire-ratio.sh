@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # wire's encoder against miekg/dns's PackBuffer, message by message: the
-# two sub-benchmarks of BenchmarkEncode take turns COUNT times (default
+# sub-benchmarks of BenchmarkEncode take turns COUNT times (default
 # 10), and each keeps its fastest run, so that both are measured in the
-# same moments of this shared machine. Prints ns per message and the ratio;
-# for a message with signatures or keys, also its first-time figure: every
-# base64 text decoded as if the encoder had never met it (wire/decoded.go).
+# same moments of this shared machine. Prints ns per message and the ratio,
+# and the first-time figure: every name scanned and every base64 text
+# decoded as if the encoder had never met them (wire/scanned.go and
+# wire/decoded.go remember them from one message to the next).
 #
 #   bash bench/wire-ratio.sh [COUNT]
 set -euo pipefail

@@ -1,9 +1,6 @@
 package wire
 
-import (
-	"encoding/base64"
-	"unsafe"
-)
+import "encoding/base64"
 
 // decoded remembers the wire form of the base64 strings an encoder has
 // decoded lately: RRSIG signatures and DNSKEY keys, which miekg/dns keeps
@@ -43,8 +40,7 @@ func (d *decoded) appendBase64(b []byte, s string) ([]byte, error) {
 	if len(s) < minDecoded || d.off {
 		return base64.StdEncoding.AppendDecode(b, bytesOf(s))
 	}
-	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	slot := &d.slots[(p>>4^p>>12^uintptr(len(s)))%decodedSlots]
+	slot := &d.slots[stringSlot(s, decodedSlots)]
 	if slot.text == s {
 		return append(b, slot.wire...), nil
 	}

@@ -43,6 +43,7 @@ type Encoder struct {
 	scratch []byte // for those records
 	opt     []byte // the OPT record's RDATA, known before the sections
 	dec     decoded
+	scan    scanned
 
 	// The owner of the last record, and the pointer that names it.
 	owner    string
@@ -318,32 +319,55 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 
 	start := len(e.buf)
-	plain := strings.IndexByte(s, '\\') < 0
+	sc := e.scan.find(s)
+	plain := sc != nil || strings.IndexByte(s, '\\') < 0
 	if !t.hashed && (!plain || len(t.listed) >= t.maxList) {
 		t.promote()
 	}
-	var nl int
+	// The name's lowercased wire form and label starts: the scratch of
+	// scanPlain and index, or a remembered scan's own.
+	var key []byte
+	var labels []uint8
 	var err error
-	if plain {
-		if e.buf, nl, err = t.scanPlain(e.buf, s); err == nil && t.hashed {
-			t.hashPlain(e.buf[start:], s, nl)
+	switch {
+	case sc != nil:
+		n := len(s) + 1
+		e.buf = append(e.buf, sc.b[:n]...)
+		key, labels = sc.b[n:2*n], sc.b[2*n:]
+		if t.hashed { // register and findSuffix work in the scratch
+			copy(t.lower[:n], key)
+			copy(t.labels[:], labels)
+			t.hashPlain(e.buf[start:], s, len(labels))
 		}
-	} else if e.buf, err = appendName(e.buf, s); err == nil {
-		nl = t.index(e.buf[start:])
+	case plain:
+		var nl int
+		if e.buf, nl, err = t.scanPlain(e.buf, s); err == nil {
+			key, labels = t.lower[:len(s)+1], t.labels[:nl]
+			e.scan.remember(s, e.buf[start:], key, labels)
+			if t.hashed {
+				t.hashPlain(e.buf[start:], s, nl)
+			}
+		}
+	default:
+		if e.buf, err = appendName(e.buf, s); err == nil {
+			n := len(e.buf) - start
+			key, labels = t.lower[:n], t.labels[:t.index(e.buf[start:])]
+		}
 	}
 	if err != nil {
 		return noPointer, err
 	}
 	wire := e.buf[start:]
+	nl := len(labels)
 	cut, target := nl, 0
 	var from listedSuffix
 	switch {
 	case !compress:
 	case !t.hashed:
-		cut, target, from = t.findListed(len(wire), nl)
+		cut, target, from = t.findListed(key, labels)
 	case t.nsuffix > 0:
 		for j := 0; j < nl; j++ {
-			if off, ok := t.findSuffix(t.lower[t.labels[j]:len(wire)], t.hashes[j]); ok {
+			if off, ok := t.findSuffix(t.lower[labels[j]:len(wire)], t.hashes[j]); ok {
 				cut, target = j, off
 				break
 			}
@@ -362,7 +386,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	switch {
 	case !t.hashed:
 		if cut > 0 {
-			t.list(len(wire), nl, cut, start, from)
+			t.list(key, labels, cut, start, from)
 		}
 	default:
 		t.register(wire, cut, start)
@@ -372,6 +396,6 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 	// The labels before the cut are new here, and remembered above; the
 	// rest is a pointer.
-	e.buf = append(e.buf[:start+int(t.labels[cut])], byte(target>>8)|0xC0, byte(target))
+	e.buf = append(e.buf[:start+int(labels[cut])], byte(target>>8)|0xC0, byte(target))
 	return uint16(ptr), nil
 }

@@ -31,13 +31,13 @@ type listed struct {
 	lpos uint32
 }
 
-// findListed returns, for the name whose lowercased wire form is
-// t.lower[:n] with the nl labels of t.labels, the first label whose
-// suffix a listed name holds, that suffix's offset, and where it is in
-// the listed name; nl when none holds one.
-func (t *names) findListed(n, nl int) (cut, target int, from listedSuffix) {
-	cut = nl
-	key := t.lower[:n]
+// findListed returns, for the name whose lowercased wire form is key,
+// with labels starting at labels, the first label whose suffix a listed
+// name holds, that suffix's offset, and where it is in the listed name;
+// len(labels) when none holds one.
+func (t *names) findListed(key []byte, labels []uint8) (cut, target int, from listedSuffix) {
+	n := len(key)
+	cut = len(labels)
 	for i := range t.listed {
 		l := &t.listed[i]
 		old := t.keys[l.kpos : l.kpos+uint32(l.klen)]
@@ -45,7 +45,7 @@ func (t *names) findListed(n, nl int) (cut, target int, from listedSuffix) {
 		starts := t.starts[l.lpos : l.lpos+uint32(l.nl)]
 		k := 0 // the listed name's labels, walked forward with the new name's
 		for j := 0; j < cut; j++ {
-			lo := int(t.labels[j])
+			lo := int(labels[j])
 			if n-lo > common {
 				continue
 			}
@@ -74,16 +74,17 @@ func (t *names) findListed(n, nl int) (cut, target int, from listedSuffix) {
 }
 
 // list adds the name just written at start (its lowercased wire form
-// t.lower[:n], labels t.labels[:nl]) whose labels before cut are written
+// key, its labels starting at labels) whose labels before cut are written
 // out and whose suffix from cut is the one findListed found (from); from
-// is ignored when cut is nl. A name written as one pointer (cut 0) adds
-// nothing: the listed name it points into holds all its suffixes.
-func (t *names) list(n, nl, cut, start int, from listedSuffix) {
-	l := listed{kpos: uint32(len(t.keys)), klen: uint16(n), nl: uint8(nl), lpos: uint32(len(t.starts))}
-	t.keys = append(t.keys, t.lower[:n]...)
-	t.starts = append(t.starts, t.labels[:nl]...)
+// is ignored when cut is len(labels). A name written as one pointer (cut
+// 0) adds nothing: the listed name it points into holds all its suffixes.
+func (t *names) list(key []byte, labels []uint8, cut, start int, from listedSuffix) {
+	nl := len(labels)
+	l := listed{kpos: uint32(len(t.keys)), klen: uint16(len(key)), nl: uint8(nl), lpos: uint32(len(t.starts))}
+	t.keys = append(t.keys, key...)
+	t.starts = append(t.starts, labels...)
 	for j := 0; j < cut; j++ {
-		off := start + int(t.labels[j])
+		off := start + int(labels[j])
 		if off >= maxPointer {
 			off = noPointer
 		}

@@ -77,6 +77,7 @@ func (t *names) init() {
 	t.seed = maphash.MakeSeed()
 	t.suffixes = make([]suffix, 256)
 	t.wholes = make([]whole, 64)
+	t.few = make([]whole, 0, maxListed)
 	t.gen = 1
 	t.maxList = maxListed
 }
@@ -131,12 +132,18 @@ func (t *names) addWhole(s string, h uint64, ptr int, wire []byte) {
 	if ptr >= 0 && ptr < maxPointer {
 		p = uint16(ptr)
 	}
-	w := whole{name: s, gen: t.gen, ptr: p, wlen: uint16(len(wire)), wpos: uint32(len(t.wires))}
+	wpos := uint32(len(t.wires))
 	t.wires = append(t.wires, wire...)
 	if t.nwhole == 0 && len(t.few) < maxListed {
-		t.few = append(t.few, w)
+		// Field by field, as in addSuffix: a whole built on the stack and
+		// appended is copied with wide loads of its narrow stores, which
+		// stall (a tenth of a small message's time).
+		t.few = t.few[:len(t.few)+1]
+		d := &t.few[len(t.few)-1]
+		d.name, d.gen, d.ptr, d.wlen, d.wpos = s, t.gen, p, uint16(len(wire)), wpos
 		return
 	}
+	w := whole{name: s, gen: t.gen, ptr: p, wlen: uint16(len(wire)), wpos: wpos}
 	if t.nwhole == 0 { // the list is full: from here on, the table
 		for i := range t.few {
 			t.insertWhole(&t.few[i], maphash.String(t.seed, t.few[i].name))

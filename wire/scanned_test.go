@@ -1,0 +1,97 @@
+package wire
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// TestScannedIsScanning: two thousand names, four times the slots, each
+// the question of a message encoded many times in random order, some at
+// new addresses with the same text and some in another case: every
+// message has miekg/dns's bytes (a lone name is never compressed), whether
+// its name was remembered, evicted by another name in the same slot, or
+// new; and with the hashed tables too, where the remembered scan feeds
+// hashPlain.
+func TestScannedIsScanning(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	names := make([]string, 4*scannedSlots)
+	for i := range names {
+		var b strings.Builder
+		for range 1 + rng.IntN(6) {
+			n := 1 + rng.IntN(12)
+			for range n {
+				b.WriteByte("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_"[rng.IntN(64)])
+			}
+			b.WriteByte('.')
+		}
+		names[i] = fmt.Sprintf("%s%d.", b.String(), i)
+	}
+	for _, hashed := range []bool{false, true} {
+		e := NewEncoder()
+		if hashed {
+			e.names.maxList = 0
+		}
+		var buf, want []byte
+		hits := 0
+		for range 8 * len(names) {
+			s := names[rng.IntN(len(names))]
+			switch rng.IntN(4) {
+			case 0:
+				s = strings.Clone(s) // the same text at another address
+			case 1:
+				s = strings.ToUpper(s)
+			}
+			if e.scan.find(s) != nil {
+				hits++
+			}
+			m := new(dns.Msg)
+			m.SetQuestion(s, dns.TypeA)
+			var err error
+			if buf, err = e.Encode(buf, m, 0); err != nil {
+				t.Fatal(err)
+			}
+			if want, err = m.PackBuffer(want); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(buf, want) {
+				t.Fatalf("%s (hashed %v): %x, want %x", s, hashed, buf, want)
+			}
+		}
+		if hits == 0 {
+			t.Fatal("nothing was ever remembered: the test tests nothing")
+		}
+	}
+}
+
+// TestScannedRemembersNoError: a name that does not encode fails every
+// time and takes no slot; a name with escapes is not remembered either
+// (only scanPlain's names are).
+func TestScannedRemembersNoError(t *testing.T) {
+	e := NewEncoder()
+	for _, s := range []string{"no-final-dot.example", "empty..label.", strings.Repeat("x", 64) + ".long."} {
+		for range 2 {
+			m := new(dns.Msg)
+			m.SetQuestion(s, dns.TypeA)
+			if _, err := e.Encode(nil, m, 0); err == nil {
+				t.Fatalf("%q encoded", s)
+			}
+		}
+		if e.scan.find(s) != nil {
+			t.Fatalf("%q, which does not encode, was remembered", s)
+		}
+	}
+	escaped := `a\.b.example.`
+	m := new(dns.Msg)
+	m.SetQuestion(escaped, dns.TypeA)
+	if _, err := e.Encode(nil, m, 0); err != nil {
+		t.Fatal(err)
+	}
+	if e.scan.find(escaped) != nil {
+		t.Fatal("a name with escapes was remembered")
+	}
+}
