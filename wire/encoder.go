@@ -311,7 +311,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 			e.buf = append(e.buf, byte(w.ptr>>8)|0xC0, byte(w.ptr))
 			return w.ptr, nil
 		case !compress:
-			e.buf = append(e.buf, t.wires[w.wpos:w.wpos+uint32(w.wlen)]...)
+			e.buf = append(e.buf, w.wire...)
 			return w.ptr, nil
 		}
 		// Known, but written past the pointer limit: its suffixes may still
@@ -319,45 +319,47 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 
 	start := len(e.buf)
-	sc := e.scan.find(s)
+	sc := e.scan.find(s, t.gen)
 	plain := sc != nil || strings.IndexByte(s, '\\') < 0
 	if !t.hashed && (!plain || len(t.listed) >= t.maxList) {
 		t.promote()
 	}
-	// The name's lowercased wire form and label starts: the scratch of
-	// scanPlain and index, or a remembered scan's own.
-	var key []byte
+	// The name's wire form in its own case, lowercased, and its label
+	// starts: a remembered scan's, kept for the whole message, or the
+	// scratch of scanPlain and index.
+	var own, key []byte
 	var labels []uint8
 	var err error
 	switch {
 	case sc != nil:
-		n := len(s) + 1
-		e.buf = append(e.buf, sc.b[:n]...)
-		key, labels = sc.b[n:2*n], sc.b[2*n:]
+		own, key, labels = sc.parts()
+		e.buf = append(e.buf, own...)
 		if t.hashed { // register and findSuffix work in the scratch
-			copy(t.lower[:n], key)
+			copy(t.lower[:], key)
 			copy(t.labels[:], labels)
 			t.hashPlain(e.buf[start:], s, len(labels))
 		}
 	case plain:
 		var nl int
 		if e.buf, nl, err = t.scanPlain(e.buf, s); err == nil {
-			key, labels = t.lower[:len(s)+1], t.labels[:nl]
-			e.scan.remember(s, e.buf[start:], key, labels)
+			own, key, labels = e.buf[start:], t.lower[:len(s)+1], t.labels[:nl]
+			if sc = e.scan.remember(s, t.gen, own, key, labels); sc != nil {
+				own, key, labels = sc.parts()
+			}
 			if t.hashed {
 				t.hashPlain(e.buf[start:], s, nl)
 			}
 		}
 	default:
 		if e.buf, err = appendName(e.buf, s); err == nil {
-			n := len(e.buf) - start
-			key, labels = t.lower[:n], t.labels[:t.index(e.buf[start:])]
+			own = e.buf[start:]
+			key, labels = t.lower[:len(own)], t.labels[:t.index(own)]
 		}
 	}
 	if err != nil {
 		return noPointer, err
 	}
-	wire := e.buf[start:]
+	kept := sc != nil
 	nl := len(labels)
 	cut, target := nl, 0
 	var from listedSuffix
@@ -367,7 +369,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 		cut, target, from = t.findListed(key, labels)
 	case t.nsuffix > 0:
 		for j := 0; j < nl; j++ {
-			if off, ok := t.findSuffix(t.lower[labels[j]:len(wire)], t.hashes[j]); ok {
+			if off, ok := t.findSuffix(t.lower[labels[j]:len(key)], t.hashes[j]); ok {
 				cut, target = j, off
 				break
 			}
@@ -378,7 +380,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 		ptr = target
 	}
 	if w == nil {
-		t.addWhole(s, h, ptr, wire)
+		t.addWhole(s, h, ptr, own, kept)
 	}
 	if ptr >= maxPointer {
 		ptr = noPointer
@@ -386,10 +388,10 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	switch {
 	case !t.hashed:
 		if cut > 0 {
-			t.list(key, labels, cut, start, from)
+			t.list(key, labels, kept, cut, start, from)
 		}
 	default:
-		t.register(wire, cut, start)
+		t.register(e.buf[start:], cut, start)
 	}
 	if cut == nl {
 		return uint16(ptr), nil

@@ -20,15 +20,15 @@ import (
 // kept the same way: the first maxListed in order, then a hash table.
 const maxListed = 8
 
-// listed is one name written in full or in part: its lowercased wire form
-// is keys[kpos : kpos+klen]; its nl labels start at starts[lpos:], and
-// the suffix from each is at offs[lpos:] in the message (noPointer when
-// past the pointer limit).
+// listed is one name written in full or in part: key is its lowercased
+// wire form and starts its label starts, in the encoder's arenas or in a
+// scan remembered for this message (scanned.go); the suffix from each
+// label is at offs[opos:] in the message (noPointer when past the pointer
+// limit).
 type listed struct {
-	kpos uint32
-	klen uint16
-	nl   uint8
-	lpos uint32
+	key    []byte
+	starts []uint8
+	opos   uint32
 }
 
 // findListed returns, for the name whose lowercased wire form is key,
@@ -40,9 +40,8 @@ func (t *names) findListed(key []byte, labels []uint8) (cut, target int, from li
 	cut = len(labels)
 	for i := range t.listed {
 		l := &t.listed[i]
-		old := t.keys[l.kpos : l.kpos+uint32(l.klen)]
+		old, starts := l.key, l.starts
 		common := commonSuffix(key, old)
-		starts := t.starts[l.lpos : l.lpos+uint32(l.nl)]
 		k := 0 // the listed name's labels, walked forward with the new name's
 		for j := 0; j < cut; j++ {
 			lo := int(labels[j])
@@ -60,8 +59,8 @@ func (t *names) findListed(key []byte, labels []uint8) (cut, target int, from li
 			// start in the old one too, unless a label of the old one holds
 			// octets that read as a length; then a shorter suffix is tried.
 			if int(starts[k]) == at {
-				if off := t.offs[l.lpos+uint32(k)]; off != noPointer {
-					cut, target, from = j, int(off), listedSuffix{l.lpos, k}
+				if off := t.offs[l.opos+uint32(k)]; off != noPointer {
+					cut, target, from = j, int(off), listedSuffix{l.opos, k}
 					break
 				}
 			}
@@ -78,11 +77,17 @@ func (t *names) findListed(key []byte, labels []uint8) (cut, target int, from li
 // out and whose suffix from cut is the one findListed found (from); from
 // is ignored when cut is len(labels). A name written as one pointer (cut
 // 0) adds nothing: the listed name it points into holds all its suffixes.
-func (t *names) list(key []byte, labels []uint8, cut, start int, from listedSuffix) {
+// kept says that key and labels stay as they are for the whole message
+// (a remembered scan's); otherwise they are copied.
+func (t *names) list(key []byte, labels []uint8, kept bool, cut, start int, from listedSuffix) {
 	nl := len(labels)
-	l := listed{kpos: uint32(len(t.keys)), klen: uint16(len(key)), nl: uint8(nl), lpos: uint32(len(t.starts))}
-	t.keys = append(t.keys, key...)
-	t.starts = append(t.starts, labels...)
+	if !kept {
+		k, s := len(t.keys), len(t.starts)
+		t.keys = append(t.keys, key...)
+		t.starts = append(t.starts, labels...)
+		key, labels = t.keys[k:], t.starts[s:]
+	}
+	opos := uint32(len(t.offs))
 	for j := 0; j < cut; j++ {
 		off := start + int(labels[j])
 		if off >= maxPointer {
@@ -91,14 +96,14 @@ func (t *names) list(key []byte, labels []uint8, cut, start int, from listedSuff
 		t.offs = append(t.offs, uint16(off))
 	}
 	if cut < nl {
-		t.offs = append(t.offs, t.offs[from.lpos+uint32(from.label):from.lpos+uint32(from.label)+uint32(nl-cut)]...)
+		t.offs = append(t.offs, t.offs[from.opos+uint32(from.label):from.opos+uint32(from.label)+uint32(nl-cut)]...)
 	}
-	t.listed = append(t.listed, l)
+	t.listed = append(t.listed, listed{key: key, starts: labels, opos: opos})
 }
 
 // listedSuffix names one label of a listed name.
 type listedSuffix struct {
-	lpos  uint32
+	opos  uint32
 	label int
 }
 
@@ -111,15 +116,17 @@ func (t *names) promote() {
 	}
 	t.hashed = true
 	for _, l := range t.listed {
-		key := t.keys[l.kpos : l.kpos+uint32(l.klen)]
-		nl := t.index(key)
+		// The suffix table's keys live in its arena.
+		kpos := len(t.keys)
+		t.keys = append(t.keys, l.key...)
+		nl := t.index(l.key)
 		for j := 0; j < nl; j++ {
-			off := t.offs[l.lpos+uint32(j)]
+			off := t.offs[l.opos+uint32(j)]
 			if off == noPointer {
 				continue
 			}
 			lo := int(t.labels[j])
-			t.addSuffix(int(l.kpos)+lo, len(key)-lo, t.hashes[j], int(off))
+			t.addSuffix(kpos+lo, len(l.key)-lo, t.hashes[j], int(off))
 		}
 	}
 }

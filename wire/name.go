@@ -39,8 +39,7 @@ type whole struct {
 	name string
 	gen  uint32 // as in suffix
 	ptr  uint16 // offset of the name in the message, or noPointer
-	wlen uint16 // its wire form, in its own case, is wires[wpos : wpos+wlen]
-	wpos uint32
+	wire []byte // its wire form in its own case: in wires, or a remembered scan's
 }
 
 // names is the compression state of one message. It lives in the Encoder
@@ -63,7 +62,7 @@ type names struct {
 	hashed  bool
 	maxList int // maxListed; 0 in a test, which hashes every name
 	listed  []listed
-	starts  []uint8  // label starts of the listed names, in their keys
+	starts  []uint8  // label starts of the listed names not remembered
 	offs    []uint16 // the message offset of each of those labels' suffixes
 
 	// Scratch for the name being written: lowercased wire form, label
@@ -126,24 +125,29 @@ func (t *names) findWhole(s string) (*whole, uint64) {
 
 // addWhole remembers the name s, whose wire form in its own case is wire,
 // and the pointer that names it (ptr, or noPointer past the limit). h is
-// findWhole's hash of s, or 0 if it has none.
-func (t *names) addWhole(s string, h uint64, ptr int, wire []byte) {
+// findWhole's hash of s, or 0 if it has none. kept says that wire stays as
+// it is for the whole message (a remembered scan's); otherwise it is
+// copied.
+func (t *names) addWhole(s string, h uint64, ptr int, wire []byte, kept bool) {
 	p := uint16(noPointer)
 	if ptr >= 0 && ptr < maxPointer {
 		p = uint16(ptr)
 	}
-	wpos := uint32(len(t.wires))
-	t.wires = append(t.wires, wire...)
+	if !kept {
+		n := len(t.wires)
+		t.wires = append(t.wires, wire...)
+		wire = t.wires[n:]
+	}
 	if t.nwhole == 0 && len(t.few) < maxListed {
 		// Field by field, as in addSuffix: a whole built on the stack and
 		// appended is copied with wide loads of its narrow stores, which
 		// stall (a tenth of a small message's time).
 		t.few = t.few[:len(t.few)+1]
 		d := &t.few[len(t.few)-1]
-		d.name, d.gen, d.ptr, d.wlen, d.wpos = s, t.gen, p, uint16(len(wire)), wpos
+		d.name, d.gen, d.ptr, d.wire = s, t.gen, p, wire
 		return
 	}
-	w := whole{name: s, gen: t.gen, ptr: p, wlen: uint16(len(wire)), wpos: wpos}
+	w := whole{name: s, gen: t.gen, ptr: p, wire: wire}
 	if t.nwhole == 0 { // the list is full: from here on, the table
 		for i := range t.few {
 			t.insertWhole(&t.few[i], maphash.String(t.seed, t.few[i].name))
@@ -166,7 +170,7 @@ func (t *names) insertWhole(w *whole, h uint64) {
 	}
 	// Field by field, as in addSuffix.
 	d := &t.wholes[i]
-	d.name, d.gen, d.ptr, d.wlen, d.wpos = w.name, t.gen, w.ptr, w.wlen, w.wpos
+	d.name, d.gen, d.ptr, d.wire = w.name, t.gen, w.ptr, w.wire
 	t.nwhole++
 }
 

@@ -46,7 +46,7 @@ func TestScannedIsScanning(t *testing.T) {
 			case 1:
 				s = strings.ToUpper(s)
 			}
-			if e.scan.find(s) != nil {
+			if remembered(&e.scan, s) {
 				hits++
 			}
 			m := new(dns.Msg)
@@ -81,7 +81,7 @@ func TestScannedRemembersNoError(t *testing.T) {
 				t.Fatalf("%q encoded", s)
 			}
 		}
-		if e.scan.find(s) != nil {
+		if remembered(&e.scan, s) {
 			t.Fatalf("%q, which does not encode, was remembered", s)
 		}
 	}
@@ -91,7 +91,50 @@ func TestScannedRemembersNoError(t *testing.T) {
 	if _, err := e.Encode(nil, m, 0); err != nil {
 		t.Fatal(err)
 	}
-	if e.scan.find(escaped) != nil {
+	if remembered(&e.scan, escaped) {
 		t.Fatal("a name with escapes was remembered")
+	}
+}
+
+// remembered says whether c holds the scan of s.
+func remembered(c *scanned, s string) bool {
+	return c.slots[stringSlot(s, scannedSlots)].name == s
+}
+
+// TestScannedSlotKeptForItsMessage: two names of one message that share a
+// slot. The message's tables hold the first one's remembered scan, not a
+// copy, so the second must not take the slot before the message ends;
+// otherwise a later name would be compressed against the wrong text.
+func TestScannedSlotKeptForItsMessage(t *testing.T) {
+	const textA, textB = "aaaa.one.example.", "bbbb.two.example."
+	bySlot := map[uintptr]string{}
+	var a, b string
+	for i := 0; i < 100000 && a == ""; i++ {
+		x := strings.Clone(textA)
+		bySlot[stringSlot(x, scannedSlots)] = x
+		y := strings.Clone(textB)
+		if prev, ok := bySlot[stringSlot(y, scannedSlots)]; ok {
+			a, b = prev, y
+		}
+	}
+	if a == "" {
+		t.Fatal("found no two names in one slot")
+	}
+	hdr := func(name string, rrtype uint16) dns.RR_Header {
+		return dns.RR_Header{Name: name, Rrtype: rrtype, Class: dns.ClassINET, Ttl: 300}
+	}
+	m := new(dns.Msg)
+	m.SetQuestion(a, dns.TypeNS)
+	m.Response = true
+	m.Answer = []dns.RR{&dns.NS{Hdr: hdr(a, dns.TypeNS), Ns: b}}
+	m.Extra = []dns.RR{
+		&dns.A{Hdr: hdr("www.one.example.", dns.TypeA), A: []byte{192, 0, 2, 1}},
+		&dns.A{Hdr: hdr("www.two.example.", dns.TypeA), A: []byte{192, 0, 2, 2}},
+	}
+	e := NewEncoder()
+	for range 3 {
+		if _, err := parity(e, m, 0); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
