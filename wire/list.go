@@ -98,7 +98,10 @@ func (t *names) list(key []byte, labels []uint8, kept bool, cut, start int, from
 	if cut < nl {
 		t.offs = append(t.offs, t.offs[from.opos+uint32(from.label):from.opos+uint32(from.label)+uint32(nl-cut)]...)
 	}
-	t.listed = append(t.listed, listed{key: key, starts: labels, opos: opos})
+	// Field by field, as in addWhole.
+	t.listed = append(t.listed, listed{})
+	l := &t.listed[len(t.listed)-1]
+	l.key, l.starts, l.opos = key, labels, opos
 }
 
 // listedSuffix names one label of a listed name.
