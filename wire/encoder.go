@@ -72,7 +72,9 @@ func (e *Encoder) Encode(dst []byte, m *dns.Msg, size int) ([]byte, error) {
 	if size < minMsgSize {
 		size = minMsgSize
 	}
-	e.names.reset()
+	if e.names.reset() {
+		e.scan.forget()
+	}
 	e.Fallbacks = 0
 
 	if m.Rcode < 0 || m.Rcode > 0xFFF {
@@ -304,22 +306,31 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 		return noPointer, nil // as miekg/dns: nothing, for RRs of dynamic updates
 	}
 	t := &e.names
-	w, h := t.findWhole(s)
-	if w != nil {
+	// A name met before in this message is answered from where it was
+	// written: its remembered scan's slot says, or the tables of the
+	// names not remembered.
+	sc := e.scan.find(s)
+	known := sc != nil && sc.gen == t.gen
+	var w *whole
+	var h uint64
+	if sc == nil {
+		w, h = t.findWhole(s)
+	}
+	if known || w != nil {
+		ptr, wire := sc.whole(w)
 		switch {
-		case compress && w.ptr != noPointer:
-			e.buf = append(e.buf, byte(w.ptr>>8)|0xC0, byte(w.ptr))
-			return w.ptr, nil
+		case compress && ptr != noPointer:
+			e.buf = append(e.buf, byte(ptr>>8)|0xC0, byte(ptr))
+			return ptr, nil
 		case !compress:
-			e.buf = append(e.buf, w.wire...)
-			return w.ptr, nil
+			e.buf = append(e.buf, wire...)
+			return ptr, nil
 		}
 		// Known, but written past the pointer limit: its suffixes may still
 		// be reachable.
 	}
 
 	start := len(e.buf)
-	sc := e.scan.find(s, t.gen)
 	plain := sc != nil || strings.IndexByte(s, '\\') < 0
 	if !t.hashed && (!plain || len(t.listed) >= t.maxList) {
 		t.promote()
@@ -375,15 +386,19 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 			}
 		}
 	}
-	ptr := start
+	at := start
 	if cut == 0 {
-		ptr = target
+		at = target
 	}
-	if w == nil {
-		t.addWhole(s, h, ptr, own, kept)
+	if at >= maxPointer {
+		at = noPointer
 	}
-	if ptr >= maxPointer {
-		ptr = noPointer
+	switch {
+	case known || w != nil: // already where the next one looks
+	case kept:
+		sc.gen, sc.ptr = t.gen, uint16(at)
+	default:
+		t.addWhole(s, h, at, own)
 	}
 	switch {
 	case !t.hashed:
@@ -394,10 +409,10 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 		t.register(e.buf[start:], cut, start)
 	}
 	if cut == nl {
-		return uint16(ptr), nil
+		return uint16(at), nil
 	}
 	// The labels before the cut are new here, and remembered above; the
 	// rest is a pointer.
 	e.buf = append(e.buf[:start+int(labels[cut])], byte(target>>8)|0xC0, byte(target))
-	return uint16(ptr), nil
+	return uint16(at), nil
 }

@@ -39,7 +39,7 @@ type whole struct {
 	name string
 	gen  uint32 // as in suffix
 	ptr  uint16 // offset of the name in the message, or noPointer
-	wire []byte // its wire form in its own case: in wires, or a remembered scan's
+	wire []byte // its wire form in its own case, in wires
 }
 
 // names is the compression state of one message. It lives in the Encoder
@@ -81,19 +81,22 @@ func (t *names) init() {
 	t.maxList = maxListed
 }
 
-// reset forgets the previous message.
-func (t *names) reset() {
+// reset forgets the previous message. It says whether the generation
+// counter wrapped, so that other slots marked with it are cleared too.
+func (t *names) reset() (wrapped bool) {
 	t.gen++
 	if t.gen == 0 { // wrapped: a slot's old generation could come back
 		clear(t.suffixes)
 		clear(t.wholes)
 		t.gen = 1
+		wrapped = true
 	}
 	t.nsuffix, t.nwhole = 0, 0
 	t.few = t.few[:0]
 	t.hashed = false
 	t.listed, t.starts, t.offs = t.listed[:0], t.starts[:0], t.offs[:0]
 	t.keys, t.wires = t.keys[:0], t.wires[:0]
+	return wrapped
 }
 
 // findWhole returns the slot of name s, or nil, and the hash of s when
@@ -124,20 +127,17 @@ func (t *names) findWhole(s string) (*whole, uint64) {
 }
 
 // addWhole remembers the name s, whose wire form in its own case is wire,
-// and the pointer that names it (ptr, or noPointer past the limit). h is
-// findWhole's hash of s, or 0 if it has none. kept says that wire stays as
-// it is for the whole message (a remembered scan's); otherwise it is
-// copied.
-func (t *names) addWhole(s string, h uint64, ptr int, wire []byte, kept bool) {
+// and the pointer that names it (ptr, or noPointer past the limit), for a
+// name the scanned slots do not hold. h is findWhole's hash of s, or 0 if
+// it has none.
+func (t *names) addWhole(s string, h uint64, ptr int, wire []byte) {
 	p := uint16(noPointer)
 	if ptr >= 0 && ptr < maxPointer {
 		p = uint16(ptr)
 	}
-	if !kept {
-		n := len(t.wires)
-		t.wires = append(t.wires, wire...)
-		wire = t.wires[n:]
-	}
+	n := len(t.wires)
+	t.wires = append(t.wires, wire...)
+	wire = t.wires[n:]
 	if t.nwhole == 0 && len(t.few) < maxListed {
 		// Field by field, as in addSuffix: a whole built on the stack and
 		// appended is copied with wide loads of its narrow stores, which

@@ -1,17 +1,25 @@
 package wire
 
-import "unsafe"
+import (
+	"math/bits"
+	"unsafe"
+)
 
 // scanned remembers what scanPlain found in the names an encoder wrote
 // lately: each name's wire form in its own case, lowercased, and where its
 // labels start. A server answers from records it holds for as long as it
-// serves their zone, so the same owner and target strings (the apex, its
-// name servers, their glue) come back message after message; one found
-// here is copied rather than scanned again for its dots and its case.
+// serves their zone, so the same owners and targets (the apex, its name
+// servers, their glue, a popular question) come back message after
+// message; one found here is copied rather than scanned again for its dots
+// and its case.
 //
-// As in decoded.go, a slot is chosen by the string's address and length
-// and counts only if it holds the same text; the slot keeps its string, so
-// an address cannot be freed and reused while it is remembered.
+// A slot is chosen by the name's text (its length and its first and last
+// eight octets), so the same name found at another address, as the
+// question of every query is, finds its slot. A slot used by a message is
+// kept until the message ends, and also says where the message wrote the
+// name: it is the message's table of whole names for the names it holds
+// (names.few and names.wholes keep the others), so a name met again in the
+// message is answered without a search.
 type scanned struct {
 	slots [scannedSlots]scannedSlot
 	off   bool // nothing remembered: a benchmark's first-time figure
@@ -19,8 +27,8 @@ type scanned struct {
 
 type scannedSlot struct {
 	name string
-	nl   int
 	gen  uint32 // the message that last used the slot: while it runs, the slot is kept
+	ptr  uint16 // where message gen wrote the name, or noPointer
 	b    []byte // wire form (len(name)+1 octets), lowercased form, label starts
 }
 
@@ -32,39 +40,67 @@ func (sl *scannedSlot) parts() (wire, lower []byte, labels []uint8) {
 
 // scannedSlots is how many names an encoder remembers: those of a few
 // hundred recent answers, about 40 KB with names of 30 octets.
-const scannedSlots = 512
+const (
+	scannedBits  = 9
+	scannedSlots = 1 << scannedBits
+)
 
-// find returns the slot that remembers the plain name s, or nil. The slot
-// is kept, unchanged, for the rest of message gen, so the message's tables
-// may hold its parts instead of copies.
-func (c *scanned) find(s string, gen uint32) *scannedSlot {
+// whole returns where the current message wrote the name of slot sl, and
+// its wire form in its own case; or, where sl is nil, w's.
+func (sl *scannedSlot) whole(w *whole) (uint16, []byte) {
+	if sl == nil {
+		return w.ptr, w.wire
+	}
+	return sl.ptr, sl.b[:len(sl.name)+1]
+}
+
+// find returns the slot that remembers the plain name s, or nil.
+func (c *scanned) find(s string) *scannedSlot {
 	if c.off {
 		return nil
 	}
-	sl := &c.slots[stringSlot(s, scannedSlots)]
+	sl := &c.slots[nameSlot(s)]
 	if sl.name != s {
 		return nil
 	}
-	sl.gen = gen
 	return sl
 }
 
 // remember keeps the scan of the plain name s, written in message gen:
 // wire and lower are its wire form as written and lowercased, labels its
-// label starts. It returns the slot, kept as find keeps it, or nil where
-// the slot is kept for another name of the same message.
+// label starts. It returns the slot, or nil where the slot is kept for
+// another name of the same message. The caller sets the slot's ptr.
 func (c *scanned) remember(s string, gen uint32, wire, lower []byte, labels []uint8) *scannedSlot {
-	sl := &c.slots[stringSlot(s, scannedSlots)]
+	sl := &c.slots[nameSlot(s)]
 	if c.off || sl.gen == gen {
 		return nil
 	}
-	sl.name, sl.nl, sl.gen = s, len(labels), gen
+	sl.name, sl.gen = s, gen
 	sl.b = append(append(append(sl.b[:0], wire...), lower...), labels...)
 	return sl
 }
 
+// forget clears the slots' generations, when the counter that numbers
+// messages wraps and an old one's could come back; what the slots
+// remember stays.
+func (c *scanned) forget() {
+	for i := range c.slots {
+		c.slots[i].gen = 0
+	}
+}
+
+// nameSlot chooses the slot of the name s by its length and its first and
+// last eight octets: cheaper than hashing it all, and names that differ
+// only in their middle are rare among a zone's owners and targets.
+func nameSlot(s string) uintptr {
+	last := textWord(s, max(len(s)-8, 0))
+	x := textWord(s, 0) ^ bits.RotateLeft64(last, 29) ^ uint64(len(s))
+	return uintptr(x * 0x9E3779B97F4A7C15 >> (64 - scannedBits))
+}
+
 // stringSlot chooses one of n slots for the string s by its address and
-// length (scanned and decoded both remember strings this way).
+// length (decoded.go remembers base64 texts this way: the same signature
+// string comes back from the record that holds it).
 func stringSlot(s string, n uintptr) uintptr {
 	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
 	return (p>>4 ^ p>>12 ^ uintptr(len(s))) % n

@@ -3,6 +3,7 @@ package wire
 import (
 	"bytes"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -98,7 +99,7 @@ func TestScannedRemembersNoError(t *testing.T) {
 
 // remembered says whether c holds the scan of s.
 func remembered(c *scanned, s string) bool {
-	return c.slots[stringSlot(s, scannedSlots)].name == s
+	return c.slots[nameSlot(s)].name == s
 }
 
 // TestScannedSlotKeptForItsMessage: two names of one message that share a
@@ -106,15 +107,17 @@ func remembered(c *scanned, s string) bool {
 // copy, so the second must not take the slot before the message ends;
 // otherwise a later name would be compressed against the wrong text.
 func TestScannedSlotKeptForItsMessage(t *testing.T) {
-	const textA, textB = "aaaa.one.example.", "bbbb.two.example."
+	// Two names of the same length, in one slot.
 	bySlot := map[uintptr]string{}
+	for i := range 2000 {
+		x := fmt.Sprintf("a%05d.one.example.", i)
+		bySlot[nameSlot(x)] = x
+	}
 	var a, b string
-	for i := 0; i < 100000 && a == ""; i++ {
-		x := strings.Clone(textA)
-		bySlot[stringSlot(x, scannedSlots)] = x
-		y := strings.Clone(textB)
-		if prev, ok := bySlot[stringSlot(y, scannedSlots)]; ok {
-			a, b = prev, y
+	for i := 0; i < 2000 && a == ""; i++ {
+		y := fmt.Sprintf("b%05d.two.example.", i)
+		if x, ok := bySlot[nameSlot(y)]; ok {
+			a, b = x, y
 		}
 	}
 	if a == "" {
@@ -136,5 +139,34 @@ func TestScannedSlotKeptForItsMessage(t *testing.T) {
 		if _, err := parity(e, m, 0); err != nil {
 			t.Fatal(err)
 		}
+	}
+}
+
+// TestScannedAcrossGenerationWrap: a slot says where the message of its
+// generation wrote its name. When the generation counter wraps, an old
+// message's generation comes back, and its slots must not be taken for
+// the new message's.
+func TestScannedAcrossGenerationWrap(t *testing.T) {
+	e := NewEncoder()
+	first := new(dns.Msg)
+	first.SetQuestion("x.example.", dns.TypeA)
+	if _, err := parity(e, first, 0); err != nil { // generation 2 writes x.example. at 12
+		t.Fatal(err)
+	}
+	e.names.gen = math.MaxUint32
+	other := new(dns.Msg)
+	other.SetQuestion("y.example.", dns.TypeA)
+	if _, err := parity(e, other, 0); err != nil { // generation 1, after the wrap
+		t.Fatal(err)
+	}
+	again := new(dns.Msg)
+	again.SetQuestion("other.example.", dns.TypeNS)
+	again.Response = true
+	again.Answer = rrs("other.example. 300 IN NS x.example.")
+	if _, err := parity(e, again, 0); err != nil { // generation 2 again
+		t.Fatal(err)
+	}
+	if e.names.gen != 2 {
+		t.Fatalf("generation %d, want 2: the test missed its mark", e.names.gen)
 	}
 }
