@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"encoding/binary"
 	"math/bits"
 	"unsafe"
 )
@@ -93,8 +94,13 @@ func (c *scanned) forget() {
 // last eight octets: cheaper than hashing it all, and names that differ
 // only in their middle are rare among a zone's owners and targets.
 func nameSlot(s string) uintptr {
-	last := textWord(s, max(len(s)-8, 0))
-	x := textWord(s, 0) ^ bits.RotateLeft64(last, 29) ^ uint64(len(s))
+	x := uint64(len(s))
+	if len(s) >= 8 {
+		b := unsafe.Slice(unsafe.StringData(s), len(s))
+		x ^= binary.LittleEndian.Uint64(b) ^ bits.RotateLeft64(binary.LittleEndian.Uint64(b[len(b)-8:]), 29)
+	} else {
+		x ^= textWord(s, 0)
+	}
 	return uintptr(x * 0x9E3779B97F4A7C15 >> (64 - scannedBits))
 }
 
