@@ -166,21 +166,17 @@ sections:
 }
 
 func flags(m *dns.Msg, truncated bool) uint16 {
-	f := uint16(m.Opcode)<<11 | uint16(m.Rcode&0xF)
-	set := func(b bool, bit uint16) {
-		if b {
-			f |= bit
-		}
+	return uint16(m.Opcode)<<11 | uint16(m.Rcode&0xF) |
+		bit(m.Response)<<15 | bit(m.Authoritative)<<10 | bit(m.Truncated || truncated)<<9 |
+		bit(m.RecursionDesired)<<8 | bit(m.RecursionAvailable)<<7 | bit(m.Zero)<<6 |
+		bit(m.AuthenticatedData)<<5 | bit(m.CheckingDisabled)<<4
+}
+
+func bit(b bool) uint16 {
+	if b {
+		return 1
 	}
-	set(m.Response, 1<<15)
-	set(m.Authoritative, 1<<10)
-	set(m.Truncated || truncated, 1<<9)
-	set(m.RecursionDesired, 1<<8)
-	set(m.RecursionAvailable, 1<<7)
-	set(m.Zero, 1<<6)
-	set(m.AuthenticatedData, 1<<5)
-	set(m.CheckingDisabled, 1<<4)
-	return f
+	return 0
 }
 
 // findOPT returns the message's OPT record as miekg/dns finds it (the last

@@ -3,6 +3,7 @@ package wire
 import (
 	"encoding/binary"
 	"math/bits"
+	"slices"
 )
 
 // A small message's names are compressed without hashing. Most answers
@@ -87,21 +88,25 @@ func (t *names) list(key []byte, labels []uint8, kept bool, cut, start int, from
 		t.starts = append(t.starts, labels...)
 		key, labels = t.keys[k:], t.starts[s:]
 	}
-	opos := uint32(len(t.offs))
+	// The offsets are stored into room made once: appended one by one,
+	// each waited on the slice header stored by the one before.
+	opos := len(t.offs)
+	t.offs = slices.Grow(t.offs, nl)[:opos+nl]
+	offs := t.offs[opos:]
 	for j := 0; j < cut; j++ {
 		off := start + int(labels[j])
 		if off >= maxPointer {
 			off = noPointer
 		}
-		t.offs = append(t.offs, uint16(off))
+		offs[j] = uint16(off)
 	}
 	if cut < nl {
-		t.offs = append(t.offs, t.offs[from.opos+uint32(from.label):from.opos+uint32(from.label)+uint32(nl-cut)]...)
+		copy(offs[cut:], t.offs[from.opos+uint32(from.label):])
 	}
 	// Field by field, as in addWhole.
 	t.listed = append(t.listed, listed{})
 	l := &t.listed[len(t.listed)-1]
-	l.key, l.starts, l.opos = key, labels, opos
+	l.key, l.starts, l.opos = key, labels, uint32(opos)
 }
 
 // listedSuffix names one label of a listed name.
