@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CPU profiles under load: stock CoreDNS with file (a goroutine per packet)
 # and ontime's full chain (prometheus, codel, fastpack, zonestore), each
-# pinned to CPU 0 (GOMAXPROCS=1) under dnsperf on CPU 1, a 5 s profile from
-# the pprof plugin in the middle of a 9 s run. Prints each one's share of
+# pinned to CPU 0 (GOMAXPROCS=1) under dnsperf on CPU 1, a 5 s profile
+# (PROFILE_SECONDS) from the pprof plugin in the middle of a 9 s run (4 s
+# longer than the profile). Prints each one's share of
 # CPU in runtime.newstack and runtime.morestack (growing fresh goroutine
 # stacks), and its top functions. Profiles go to bench/out/profile/.
 #
@@ -30,10 +31,10 @@ for s in ${SERVERS:-file full}; do
 	GOMAXPROCS=1 taskset -c 0 $bin -conf "$out/Corefile.$s" -quiet > "$out/$s.log" 2>&1 &
 	pid=$!
 	answering $port bench.example || true
-	taskset -c 1 dnsperf -s 127.0.0.1 -p $port -d bench/out/queries.txt -l 9 -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 &
+	taskset -c 1 dnsperf -s 127.0.0.1 -p $port -d bench/out/queries.txt -l $((${PROFILE_SECONDS:-5} + 4)) -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 &
 	load=$!
 	sleep 2
-	curl -s -o "$out/$s.prof" "http://127.0.0.1:$((port + 1))/debug/pprof/profile?seconds=5"
+	curl -s -o "$out/$s.prof" "http://127.0.0.1:$((port + 1))/debug/pprof/profile?seconds=${PROFILE_SECONDS:-5}"
 	wait $load || true
 	kill $pid; wait $pid 2>/dev/null || true; pid=
 	go tool pprof -top -nodecount=1000 $bin "$out/$s.prof" > "$out/$s.top" 2>/dev/null

@@ -12,6 +12,12 @@
 # BENCHTIME (default 50ms), e.g. the whole chain in process:
 #
 #   PKG=./plugin/codel BENCHTIME=1s bash bench/wire-ab.sh 8 '^BenchmarkChain$'
+#
+# OLDFLAGS and NEWFLAGS are added to each side's go test -c, e.g. the chain
+# with and without the build's profile (cmd/coredns/default.pgo):
+#
+#   OLDFLAGS=-pgo=off NEWFLAGS=-pgo=$PWD/cmd/coredns/default.pgo \
+#     PKG=./plugin/codel BENCHTIME=1s bash bench/wire-ab.sh 12 '^BenchmarkChain$'
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-20}
@@ -20,8 +26,8 @@ tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/old" 2>/dev/null || true; rm -rf "$tmp"' EXIT
 git worktree add -q --detach "$tmp/old" "${OLD:-HEAD}"
 pkg=${PKG:-./wire}
-(cd "$tmp/old" && go test -c -o "$tmp/old.test" "$pkg")
-go test -c -o "$tmp/new.test" "$pkg"
+(cd "$tmp/old" && go test -c ${OLDFLAGS:-} -o "$tmp/old.test" "$pkg")
+go test -c ${NEWFLAGS:-} -o "$tmp/new.test" "$pkg"
 # The test binary runs in its package's directory, as go test runs it.
 dir=$(go list -f '{{.Dir}}' "$pkg")
 for i in $(seq "$rounds"); do
