@@ -42,7 +42,24 @@ func (t *names) findListed(key []byte, labels []uint8) (cut, target int, from li
 	for i := range t.listed {
 		l := &t.listed[i]
 		old, starts := l.key, l.starts
-		common := commonSuffix(key, old)
+		// How many octets key and old end with alike, compared eight at a
+		// time from the end (written here: a call per listed name was a
+		// tenth of the search).
+		common, m := 0, min(n, len(old))
+		var x uint64
+		for common+8 <= m {
+			if x = binary.LittleEndian.Uint64(key[n-common-8:]) ^ binary.LittleEndian.Uint64(old[len(old)-common-8:]); x != 0 {
+				break
+			}
+			common += 8
+		}
+		if x != 0 {
+			common += bits.LeadingZeros64(x) / 8
+		} else {
+			for common < m && key[n-1-common] == old[len(old)-1-common] {
+				common++
+			}
+		}
 		k := 0 // the listed name's labels, walked forward with the new name's
 		for j := 0; j < cut; j++ {
 			lo := int(labels[j])
@@ -137,21 +154,4 @@ func (t *names) promote() {
 			t.addSuffix(kpos+lo, len(l.key)-lo, t.hashes[j], int(off))
 		}
 	}
-}
-
-// commonSuffix returns how many octets a and b end with alike, comparing
-// eight at a time from the end.
-func commonSuffix(a, b []byte) int {
-	n := min(len(a), len(b))
-	c := 0
-	for ; c+8 <= n; c += 8 {
-		x := binary.LittleEndian.Uint64(a[len(a)-c-8:]) ^ binary.LittleEndian.Uint64(b[len(b)-c-8:])
-		if x != 0 {
-			return c + bits.LeadingZeros64(x)/8
-		}
-	}
-	for c < n && a[len(a)-1-c] == b[len(b)-1-c] {
-		c++
-	}
-	return c
 }
