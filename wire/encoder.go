@@ -129,11 +129,15 @@ sections:
 			if si == 2 && h.Rrtype == dns.TypeOPT {
 				return e.buf[:0], errOPT // not the *dns.OPT findOPT took
 			}
-			if !sameSet(prev, h, rr) {
+			// The owner as spelled the last record's (e.owner is prev's
+			// owner, or the last section's): compared once, for both the
+			// RRset and the owner's pointer.
+			same := h.Name == e.owner
+			if !sameSet(prev, h, rr, same) {
 				mark.n, mark.counts = len(e.buf), counts
 			}
 			prev = h
-			if err := e.rr(rr, h); err != nil {
+			if err := e.rr(rr, h, same); err != nil {
 				return e.buf[:0], err
 			}
 			counts[si]++
@@ -202,9 +206,9 @@ func (e *Encoder) findOPT(m *dns.Msg) (*dns.OPT, error) {
 
 // sameSet says whether rr, whose header is h, belongs to the RRset whose
 // header is p, or is the RRSIG that covers it, so truncation never splits
-// them.
-func sameSet(p, h *dns.RR_Header, rr dns.RR) bool {
-	if p == nil || p.Class != h.Class || !equalName(p.Name, h.Name) {
+// them. same says that the two owners are spelled alike.
+func sameSet(p, h *dns.RR_Header, rr dns.RR, same bool) bool {
+	if p == nil || p.Class != h.Class || !same && !equalFold(p.Name, h.Name) {
 		return false
 	}
 	if p.Rrtype == h.Rrtype {
@@ -214,10 +218,9 @@ func sameSet(p, h *dns.RR_Header, rr dns.RR) bool {
 	return ok && h.Rrtype == dns.TypeRRSIG && sig.TypeCovered == p.Rrtype
 }
 
-func equalName(a, b string) bool {
-	if a == b {
-		return true
-	}
+// equalFold says whether names a and b are equal but for the case of
+// their ASCII letters.
+func equalFold(a, b string) bool {
 	if len(a) != len(b) {
 		return false
 	}
@@ -236,11 +239,12 @@ func equalName(a, b string) bool {
 	return true
 }
 
-// rr appends one resource record, whose header is h.
-func (e *Encoder) rr(rr dns.RR, h *dns.RR_Header) error {
+// rr appends one resource record, whose header is h; same says that its
+// owner is spelled as the last one written (e.owner).
+func (e *Encoder) rr(rr dns.RR, h *dns.RR_Header, same bool) error {
 	// The records of an RRset share their owner: the pointer written for
 	// the last owner serves again without a lookup.
-	if h.Name == e.owner && e.ownerPtr != noPointer {
+	if same && e.ownerPtr != noPointer {
 		e.buf = append(e.buf, byte(e.ownerPtr>>8)|0xC0, byte(e.ownerPtr))
 	} else {
 		ptr, err := e.pointedName(h.Name, true)

@@ -116,7 +116,7 @@ func parity(e *Encoder, m *dns.Msg, size int) ([]byte, error) {
 				return ours, fmt.Errorf("truncated message is not a prefix: %v", err)
 			}
 		}
-		if len(g) > 0 && sameSet(g[len(g)-1].rr.Header(), f[len(g)].rr.Header(), f[len(g)].rr) && g[len(g)-1].sec == f[len(g)].sec {
+		if len(g) > 0 && sameSet(g[len(g)-1].rr.Header(), f[len(g)].rr.Header(), f[len(g)].rr, false) && g[len(g)-1].sec == f[len(g)].sec {
 			return ours, fmt.Errorf("truncation split an RRset after %s", g[len(g)-1].rr)
 		}
 	}
