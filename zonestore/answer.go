@@ -118,6 +118,15 @@ func (l *lookup) run(name, k string) {
 			return
 		case Wildcard:
 			src, wildcard = z.wildcardOf(n), true
+		case Exact:
+			// The name asked, spelled as the zone spells it (the usual
+			// case), is answered with the zone's own string: its records'
+			// owners are that string, so every later comparison with them
+			// (ownedBy, the encoder's) is one of two equal pointers rather
+			// than of their octets.
+			if name == n.name {
+				name = n.name
+			}
 		}
 
 		if cname := src.get(dns.TypeCNAME); cname != nil && l.qtype != dns.TypeCNAME && l.qtype != dns.TypeANY && l.qtype != dns.TypeRRSIG {
