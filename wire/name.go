@@ -6,7 +6,8 @@ import (
 	"hash/maphash"
 	"math/bits"
 	"strings"
-	"unsafe"
+
+	"github.com/ontimedns/ontime/internal/swar"
 )
 
 // maxPointer bounds the offsets a compression pointer may hold: 14 bits,
@@ -271,7 +272,7 @@ func (t *names) index(w []byte) int {
 		src = pad[:n+8]
 	}
 	for k := 0; k < n; k += 8 {
-		binary.LittleEndian.PutUint64(t.lower[k:], lower8(binary.LittleEndian.Uint64(src[k:])))
+		binary.LittleEndian.PutUint64(t.lower[k:], swar.Lower(binary.LittleEndian.Uint64(src[k:])))
 	}
 	// The hashes read the name again, not t.lower: a wide load of octets
 	// just stored cannot be forwarded from the stores and stalls.
@@ -280,7 +281,7 @@ func (t *names) index(w []byte) int {
 		lo := int(t.labels[j])
 		hi := lo + int(w[lo]) + 1
 		for k := lo; k < hi; k += 8 {
-			x := lower8(binary.LittleEndian.Uint64(src[k:]))
+			x := swar.Lower(binary.LittleEndian.Uint64(src[k:]))
 			if r := hi - k; r < 8 {
 				x &= 1<<(8*uint(r)) - 1
 			}
@@ -307,9 +308,9 @@ func (t *names) scanPlain(b []byte, s string) ([]byte, int, error) {
 	b = append(append(b, 0), s...)
 	nl, label := 0, 0 // label: where the current label's length octet is
 	for k := 0; k < len(s); k += 8 {
-		x := textWord(s, k)
-		binary.LittleEndian.PutUint64(t.lower[1+k:], lower8(x))
-		for dots := dotsIn(x, len(s)-k); dots != 0; dots &= dots - 1 {
+		x := swar.Word(s, k)
+		binary.LittleEndian.PutUint64(t.lower[1+k:], swar.Lower(x))
+		for dots := swar.Dots(x, len(s)-k); dots != 0; dots &= dots - 1 {
 			d := k + bits.TrailingZeros64(dots)/8 // the dot ends label nl
 			n := d - label
 			if n == 0 || n > 63 {
@@ -340,9 +341,9 @@ func (t *names) hashPlain(w []byte, s string, nl int) {
 		for k := 0; k <= n; k += 8 {
 			var x uint64
 			if k == 0 {
-				x = lower8(textWord(s, lo))<<8 | uint64(n)
+				x = swar.Lower(swar.Word(s, lo))<<8 | uint64(n)
 			} else {
-				x = lower8(textWord(s, lo+k-1))
+				x = swar.Lower(swar.Word(s, lo+k-1))
 			}
 			if r := n + 1 - k; r < 8 {
 				x &= 1<<(8*uint(r)) - 1
@@ -359,44 +360,6 @@ func mix(h, x uint64) uint64 {
 	return h ^ h>>29
 }
 
-// textWord returns the eight octets of s from k on, little-endian, with
-// zeros past its end, without reading past it.
-func textWord(s string, k int) uint64 {
-	switch {
-	case len(s)-k >= 8:
-		return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[k:]), 8))
-	case len(s) >= 8:
-		return binary.LittleEndian.Uint64(unsafe.Slice(unsafe.StringData(s[len(s)-8:]), 8)) >> (8 * uint(8-(len(s)-k)))
-	}
-	var x uint64
-	for i := len(s) - 1; i >= k; i-- {
-		x = x<<8 | uint64(s[i])
-	}
-	return x
-}
-
-// dotsIn marks, with the high bit of each, the octets among the first r
-// of x that are dots. (Exact: no borrow crosses octets.)
-func dotsIn(x uint64, r int) uint64 {
-	const ones = 0x0101010101010101
-	y := x ^ '.'*ones
-	nonzero := (y&^(0x80*ones) + 0x7F*ones) | y
-	m := ^nonzero & (0x80 * ones)
-	if r < 8 {
-		m &= 1<<(8*uint(r)) - 1
-	}
-	return m
-}
-
-// lower8 lowercases the ASCII letters among eight octets at once.
-func lower8(x uint64) uint64 {
-	const ones = 0x0101010101010101
-	heptets := x &^ (0x80 * ones)
-	geA := heptets + (0x80-'A')*ones // high bit set where the octet is >= 'A'
-	gtZ := heptets + (0x7F-'Z')*ones // high bit set where the octet is > 'Z'
-	upper := geA &^ gtZ &^ x & (0x80 * ones)
-	return x | upper>>2
-}
 
 // register adds the suffixes that start at the first nl labels of the wire
 // name w, written at off in the message (all its labels, or those before
