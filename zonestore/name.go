@@ -1,10 +1,15 @@
 package zonestore
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math/bits"
+	"slices"
 	"strings"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/swar"
 )
 
 // Names are keyed by their lowercased, uncompressed wire form. A key's suffixes
@@ -20,10 +25,64 @@ const maxName = 255
 // escapes of RFC 1035 section 5.1 (\X and \DDD) itself: this runs for every
 // query, and dns.PackDomainName costs several times more (BenchmarkKey).
 func appendKey(dst []byte, name string) ([]byte, error) {
-	start := len(dst)
 	if name == "." || name == "" {
 		return append(dst, 0), nil
 	}
+	if strings.IndexByte(name, '\\') < 0 {
+		if k, ok := appendPlainKey(dst, name); ok {
+			return k, nil
+		}
+	}
+	return appendEscapedKey(dst, name)
+}
+
+// appendPlainKey is appendKey for a name without escapes, the common case:
+// its wire form is its text shifted by one octet, each dot replaced by the
+// length of the label after it, so the text is copied and lowercased eight
+// octets at a time and each label's length patched in where its dots are
+// found, eight at a time too. ok is false for a name it cannot key (an
+// empty or long label, a long name): appendEscapedKey then says why.
+func appendPlainKey(dst []byte, name string) (k []byte, ok bool) {
+	start, n := len(dst), len(name)
+	if n > maxName {
+		return dst, false
+	}
+	// Room for the length octet, the text, the root and the last word's
+	// spill past the text.
+	dst = slices.Grow(dst, n+9)[:start+n+9]
+	w := dst[start:]
+	label := 0 // where the current label's text starts in name
+	for i := 0; i < n; i += 8 {
+		x := swar.Word(name, i)
+		binary.LittleEndian.PutUint64(w[1+i:], swar.Lower(x))
+		for dots := swar.Dots(x, n-i); dots != 0; dots &= dots - 1 {
+			d := i + bits.TrailingZeros64(dots)/8
+			l := d - label
+			if l == 0 || l > 63 {
+				return dst[:start], false
+			}
+			w[label] = byte(l)
+			label = d + 1
+		}
+	}
+	end := n + 1 // after the text: where the root goes when there was no final dot
+	if label < n { // no final dot: the last label's length, then the root
+		if l := n - label; l > 63 {
+			return dst[:start], false
+		}
+		w[label] = byte(n - label)
+		end = n + 2
+	}
+	w[end-1] = 0
+	if end > maxName {
+		return dst[:start], false
+	}
+	return dst[:start+end], true
+}
+
+// appendEscapedKey is appendKey an octet at a time, escapes and all.
+func appendEscapedKey(dst []byte, name string) ([]byte, error) {
+	start := len(dst)
 	lenAt, l := len(dst), 0
 	dst = append(dst, 0)
 	for i := 0; i < len(name); i++ {

@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"bytes"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -51,5 +52,60 @@ func BenchmarkKey(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		appendKey(buf[:0], "host12345.d45.Example.ORG.")
+	}
+}
+
+// TestPlainKeyIsEscapedKey: the word-at-a-time path gives the bytes of the
+// octet-at-a-time one for 200,000 random names without escapes (mixed
+// case, with and without the final dot, after a prefix already in dst),
+// and declines exactly the names the other refuses (empty and long
+// labels, long names).
+func TestPlainKeyIsEscapedKey(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	const alphabet = "abcXYZ019-_*.@[`{\x80\xFF"
+	declined := 0
+	for range 200000 {
+		var b strings.Builder
+		switch rng.IntN(3) {
+		case 0: // labels of a usual size
+			for range 1 + rng.IntN(5) {
+				for range 1 + rng.IntN(12) {
+					b.WriteByte(alphabet[rng.IntN(len(alphabet)-1)])
+				}
+				b.WriteByte('.')
+			}
+		case 1: // anything, dots included, up to past the longest name
+			for range rng.IntN(300) {
+				b.WriteByte(alphabet[rng.IntN(len(alphabet))])
+			}
+		default: // long labels and names near the limits
+			for range 1 + rng.IntN(6) {
+				b.WriteString(strings.Repeat("a", 40+rng.IntN(30)))
+				b.WriteByte('.')
+			}
+		}
+		name := b.String()
+		if rng.IntN(3) == 0 {
+			name = strings.TrimSuffix(name, ".")
+		}
+		if name == "" || name == "." {
+			continue
+		}
+		prefix := []byte("pre")[:rng.IntN(4)]
+		want, werr := appendEscapedKey(append([]byte(nil), prefix...), name)
+		got, ok := appendPlainKey(append([]byte(nil), prefix...), name)
+		if ok != (werr == nil) {
+			t.Fatalf("%q: plain path ok %v, escaped path error %v", name, ok, werr)
+		}
+		if !ok {
+			declined++
+			continue
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%q:\n got % x\nwant % x", name, got, want)
+		}
+	}
+	if declined == 0 {
+		t.Fatal("no name was declined: the test does not reach the errors")
 	}
 }
