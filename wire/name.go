@@ -360,7 +360,6 @@ func mix(h, x uint64) uint64 {
 	return h ^ h>>29
 }
 
-
 // register adds the suffixes that start at the first nl labels of the wire
 // name w, written at off in the message (all its labels, or those before
 // the pointer it ends in), that the table does not know yet.

@@ -65,7 +65,7 @@ func appendPlainKey(dst []byte, name string) (k []byte, ok bool) {
 			label = d + 1
 		}
 	}
-	end := n + 1 // after the text: where the root goes when there was no final dot
+	end := n + 1   // after the text: where the root goes when there was no final dot
 	if label < n { // no final dot: the last label's length, then the root
 		if l := n - label; l > 63 {
 			return dst[:start], false
