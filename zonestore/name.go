@@ -65,8 +65,10 @@ func appendPlainKey(dst []byte, name string) (k []byte, ok bool) {
 			label = d + 1
 		}
 	}
-	end := n + 1   // after the text: where the root goes when there was no final dot
-	if label < n { // no final dot: the last label's length, then the root
+	// The key's length: the final dot's place takes the root; without a
+	// final dot, the last label gets its length and the root comes after.
+	end := n + 1
+	if label < n {
 		if l := n - label; l > 63 {
 			return dst[:start], false
 		}
