@@ -338,17 +338,19 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	// The name's wire form in its own case, lowercased, and its label
 	// starts: a remembered scan's, kept for the whole message, or the
 	// scratch of scanPlain and index.
+	// A remembered name is appended once its cut is known, only the labels
+	// before it; the others are in e.buf already, whole.
 	var own, key []byte
 	var labels []uint8
 	var err error
+	remembered := sc != nil
 	switch {
-	case sc != nil:
+	case remembered:
 		own, key, labels = sc.parts()
-		e.buf = append(e.buf, own...)
 		if t.hashed { // register and findSuffix work in the scratch
 			copy(t.lower[:], key)
 			copy(t.labels[:], labels)
-			t.hashPlain(e.buf[start:], s, len(labels))
+			t.hashPlain(own, s, len(labels))
 		}
 	case plain:
 		var nl int
@@ -406,13 +408,21 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 			t.list(key, labels, kept, cut, start, from)
 		}
 	default:
-		t.register(e.buf[start:], cut, start)
+		t.register(own, cut, start)
 	}
 	if cut == nl {
+		if remembered {
+			e.buf = append(e.buf, own...)
+		}
 		return uint16(at), nil
 	}
 	// The labels before the cut are new here, and remembered above; the
 	// rest is a pointer.
-	e.buf = append(e.buf[:start+int(labels[cut])], byte(target>>8)|0xC0, byte(target))
+	if remembered {
+		e.buf = append(e.buf, own[:labels[cut]]...)
+	} else {
+		e.buf = e.buf[:start+int(labels[cut])]
+	}
+	e.buf = append(e.buf, byte(target>>8)|0xC0, byte(target))
 	return uint16(at), nil
 }
