@@ -331,6 +331,9 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 
 	start := len(e.buf)
+	if sc != nil && !known && compress && !t.hashed && len(t.listed) < t.maxList {
+		return e.listRemembered(sc, start), nil
+	}
 	plain := sc != nil || strings.IndexByte(s, '\\') < 0
 	if !t.hashed && (!plain || len(t.listed) >= t.maxList) {
 		t.promote()
@@ -425,4 +428,32 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 	e.buf = append(e.buf, byte(target>>8)|0xC0, byte(target))
 	return uint16(at), nil
+}
+
+// listRemembered is pointedName's commonest way, apart so that it keeps
+// few values across its calls: a name remembered from an earlier message,
+// new in this one, which is small enough that its names are listed, in a
+// place where it may end in a pointer.
+func (e *Encoder) listRemembered(sc *scannedSlot, start int) uint16 {
+	t := &e.names
+	own, key, labels := sc.parts()
+	cut, target, from := t.findListed(key, labels)
+	at := start
+	if cut == 0 {
+		at = target
+	}
+	if at >= maxPointer {
+		at = noPointer
+	}
+	sc.gen, sc.ptr = t.gen, uint16(at)
+	if cut == len(labels) {
+		t.list(key, labels, true, cut, start, from)
+		e.buf = append(e.buf, own...)
+		return uint16(at)
+	}
+	if cut > 0 {
+		t.list(key, labels, true, cut, start, from)
+	}
+	e.buf = append(append(e.buf, own[:labels[cut]]...), byte(target>>8)|0xC0, byte(target))
+	return uint16(at)
 }
