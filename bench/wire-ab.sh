@@ -18,24 +18,38 @@
 #
 #   OLDFLAGS=-pgo=off NEWFLAGS=-pgo=$PWD/cmd/coredns/default.pgo \
 #     PKG=./plugin/codel BENCHTIME=1s bash bench/wire-ab.sh 12 '^BenchmarkChain$'
+#
+# OLDPATTERN compares two benchmarks of the working tree instead of two
+# commits: the old side runs the one OLDPATTERN names, the new side the one
+# BENCH_PATTERN names (one benchmark each), e.g. the chain with fastpack
+# against the chain without it:
+#
+#   OLDPATTERN='^BenchmarkChain$/without-prometheus-fastpack$' PKG=./plugin/codel \
+#     BENCHTIME=1s bash bench/wire-ab.sh 12 '^BenchmarkChain$/without-prometheus$'
 set -euo pipefail
 cd "$(dirname "$0")/.."
 rounds=${1:-20}
 pattern=${2:-'^BenchmarkEncode$/.*/wire'}
 tmp=$(mktemp -d)
 trap 'git worktree remove --force "$tmp/old" 2>/dev/null || true; rm -rf "$tmp"' EXIT
-git worktree add -q --detach "$tmp/old" "${OLD:-HEAD}"
 pkg=${PKG:-./wire}
-(cd "$tmp/old" && go test -c ${OLDFLAGS:-} -o "$tmp/old.test" "$pkg")
 go test -c ${NEWFLAGS:-} -o "$tmp/new.test" "$pkg"
+if [ -n "${OLDPATTERN:-}" ]; then
+	cp "$tmp/new.test" "$tmp/old.test"
+else
+	git worktree add -q --detach "$tmp/old" "${OLD:-HEAD}"
+	(cd "$tmp/old" && go test -c ${OLDFLAGS:-} -o "$tmp/old.test" "$pkg")
+fi
 # The test binary runs in its package's directory, as go test runs it.
 dir=$(go list -f '{{.Dir}}' "$pkg")
 for i in $(seq "$rounds"); do
 	order="new old"
 	if [ $((i % 2)) = 0 ]; then order="old new"; fi
 	for v in $order; do
-		(cd "$dir" && taskset -c 1 "$tmp/$v.test" -test.run XXX -test.bench "$pattern" -test.benchtime "${BENCHTIME:-50ms}") |
-			awk -v v="$v" -v r="$i" '/^Benchmark/ { sub(/-[0-9]+$/, "", $1); print r, v, $1, $3 }'
+		p=$pattern
+		if [ "$v" = old ] && [ -n "${OLDPATTERN:-}" ]; then p=$OLDPATTERN; fi
+		(cd "$dir" && taskset -c 1 "$tmp/$v.test" -test.run XXX -test.bench "$p" -test.benchtime "${BENCHTIME:-50ms}") |
+			awk -v v="$v" -v r="$i" -v same="${OLDPATTERN:+old-vs-new}" '/^Benchmark/ { sub(/-[0-9]+$/, "", $1); print r, v, (same != "" ? same : $1), $3 }'
 	done
 done | python3 -c '
 import statistics, sys
