@@ -45,7 +45,7 @@ func (u *unpacked) unpack(m []byte) error {
 	if qd != 1 || an != 0 || ns != 0 || ar > 1 {
 		return u.msg.Unpack(m)
 	}
-	name, off, err := dns.UnpackDomainName(m, 12)
+	name, off, err := unpackName(m, 12)
 	// A question cut short is Unpack's: it keeps what there is of it.
 	if err != nil || off+4 > len(m) || (ar == 1 && off+4 == len(m)) {
 		return u.msg.Unpack(m)
