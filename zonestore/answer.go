@@ -138,15 +138,7 @@ func (l *lookup) run(name, k string) {
 				l.proof.expansion(k, ce)
 			}
 			target := cname.rrs[0].(*dns.CNAME).Target
-			// A target the zone holds has its key already; only another
-			// name's key is made, which allocates it.
-			var tk string
-			var err error
-			if t := z.nodeOf(target); t != nil {
-				tk = t.key
-			} else {
-				tk, err = key(target)
-			}
+			tk, err := z.keyOf(target)
 			if err != nil || !subdomainKey(tk, z.originKey) || l.hops >= maxChain {
 				return // out of the zone: the resolver follows it
 			}

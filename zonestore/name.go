@@ -69,10 +69,11 @@ func appendPlainKey(dst []byte, name string) (k []byte, ok bool) {
 	// final dot, the last label gets its length and the root comes after.
 	end := n + 1
 	if label < n {
-		if l := n - label; l > 63 {
+		l := n - label
+		if l > 63 {
 			return dst[:start], false
 		}
-		w[label] = byte(n - label)
+		w[label] = byte(l)
 		end = n + 2
 	}
 	w[end-1] = 0
@@ -141,6 +142,24 @@ func key(name string) (string, error) {
 	var buf [maxName + 1]byte
 	b, err := appendKey(buf[:0], name)
 	return string(b), err
+}
+
+// keyOf is key, but returns the zone's own string for a name it holds: a
+// CNAME's target in the zone is followed without a key of its own being
+// allocated. The key is made once, on the stack. Out of line for the
+// reason key is.
+//
+//go:noinline
+func (z *Zone) keyOf(name string) (string, error) {
+	var buf [maxName + 1]byte
+	b, err := appendKey(buf[:0], name)
+	if err != nil {
+		return "", err
+	}
+	if n := z.nodes[string(b)]; n != nil {
+		return n.key, nil
+	}
+	return string(b), nil
 }
 
 // nodeOf returns the node of the presentation name name, or nil when the
