@@ -1,6 +1,9 @@
 package wire
 
-import "encoding/base64"
+import (
+	"encoding/base64"
+	"unsafe"
+)
 
 // decoded remembers the wire form of the base64 strings an encoder has
 // decoded lately: RRSIG signatures and DNSKEY keys, which miekg/dns keeps
@@ -52,4 +55,12 @@ func (d *decoded) appendBase64(b []byte, s string) ([]byte, error) {
 	slot.text = s
 	slot.wire = append(slot.wire[:0], b[start:]...)
 	return b, nil
+}
+
+// stringSlot chooses one of n slots for the string s by its address and
+// length: the same signature string comes back from the record that holds
+// it.
+func stringSlot(s string, n uintptr) uintptr {
+	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
+	return (p>>4 ^ p>>12 ^ uintptr(len(s))) % n
 }

@@ -340,9 +340,9 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 	// The name's wire form in its own case, lowercased, and its label
 	// starts: a remembered scan's, kept for the whole message, or the
-	// scratch of scanPlain and index.
-	// A remembered name is appended once its cut is known, only the labels
-	// before it; the others are in e.buf already, whole.
+	// scratch of scanPlain and index. A remembered name is appended once
+	// its cut is known, only the labels before it; the others are in e.buf
+	// already, whole.
 	var own, key []byte
 	var labels []uint8
 	var err error
@@ -446,13 +446,12 @@ func (e *Encoder) listRemembered(sc *scannedSlot, start int) uint16 {
 		at = noPointer
 	}
 	sc.gen, sc.ptr = t.gen, uint16(at)
-	if cut == len(labels) {
-		t.list(key, labels, true, cut, start, from)
-		e.buf = append(e.buf, own...)
-		return uint16(at)
-	}
 	if cut > 0 {
 		t.list(key, labels, true, cut, start, from)
+	}
+	if cut == len(labels) {
+		e.buf = append(e.buf, own...)
+		return uint16(at)
 	}
 	e.buf = append(append(e.buf, own[:labels[cut]]...), byte(target>>8)|0xC0, byte(target))
 	return uint16(at)

@@ -105,11 +105,3 @@ func nameSlot(s string) uintptr {
 	}
 	return uintptr(x * 0x9E3779B97F4A7C15 >> (64 - scannedBits))
 }
-
-// stringSlot chooses one of n slots for the string s by its address and
-// length (decoded.go remembers base64 texts this way: the same signature
-// string comes back from the record that holds it).
-func stringSlot(s string, n uintptr) uintptr {
-	p := uintptr(unsafe.Pointer(unsafe.StringData(s)))
-	return (p>>4 ^ p>>12 ^ uintptr(len(s))) % n
-}
