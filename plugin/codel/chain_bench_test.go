@@ -20,6 +20,7 @@ import (
 	"github.com/ontimedns/ontime/internal/freeport"
 	"github.com/ontimedns/ontime/internal/plugincfg"
 	_ "github.com/ontimedns/ontime/plugin/fastpack"
+	"github.com/ontimedns/ontime/plugin/shardmetrics"
 	_ "github.com/ontimedns/ontime/plugin/zonestore"
 )
 
@@ -52,20 +53,27 @@ func (sink) TsigStatus() error           { return nil }
 func (sink) TsigTimersOnly(bool)         {}
 func (sink) Hijack()                     {}
 
-// chains are the Corefile bodies benchmarked: the full chain, the same
-// without the stock prometheus plugin, to show what it costs, and without
-// fastpack as well, to show what the encoder saves (CoreDNS's ScrubWriter
-// and miekg/dns's Pack instead).
-var chains = []struct{ name, body string }{
-	{"full", " prometheus 127.0.0.1:0\n codel\n fastpack\n"},
-	{"without-prometheus", " codel\n fastpack\n"},
-	{"without-prometheus-fastpack", " codel\n"},
+// chains are the Corefile bodies benchmarked: the full chain; the same
+// with the stock prometheus plugin's own per-query handler (stock) in place
+// of shardmetrics', to show what that saves; without prometheus, to show
+// what it costs; and without fastpack as well, to show what the encoder
+// saves (CoreDNS's ScrubWriter and miekg/dns's Pack instead).
+var chains = []struct {
+	name, body string
+	stock      bool
+}{
+	{"full", " prometheus 127.0.0.1:0\n codel\n fastpack\n", false},
+	{"full-stock-prometheus", " prometheus 127.0.0.1:0\n codel\n fastpack\n", true},
+	{"without-prometheus", " codel\n fastpack\n", false},
+	{"without-prometheus-fastpack", " codel\n", false},
 }
 
 // chainServer starts a chain from a Corefile body (and zonestore), as the
 // binary would, with the directives in plugin.cfg's order, and returns the
 // context its queries run under and the packed query mix.
-func chainServer(b testing.TB, body string) (*packetContext, [][]byte) {
+func chainServer(b testing.TB, body string, stock bool) (*packetContext, [][]byte) {
+	shardmetrics.Stock = stock
+	defer func() { shardmetrics.Stock = false }()
 	r := startServer(b, body, "", workload.Zone(50000), workload.Origin)
 	s, q := r.server, r.c.q
 	var life *codel.Life // as the reader: a Life for each query where it recycles
@@ -156,7 +164,7 @@ func readerOn(tb testing.TB, port string) *reader {
 func BenchmarkChain(b *testing.B) {
 	for _, c := range chains {
 		b.Run(c.name, func(b *testing.B) {
-			s, packed := chainServer(b, c.body)
+			s, packed := chainServer(b, c.body, c.stock)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
@@ -183,7 +191,7 @@ func serveOne(template *packetContext, m []byte, w dns.ResponseWriter) {
 func BenchmarkChainParallel(b *testing.B) {
 	for _, c := range chains {
 		b.Run(c.name, func(b *testing.B) {
-			s, packed := chainServer(b, c.body)
+			s, packed := chainServer(b, c.body, c.stock)
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {

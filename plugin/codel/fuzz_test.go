@@ -51,7 +51,7 @@ func (checkingSink) Hijack()             {}
 //
 //	go test -run XXX -fuzz FuzzPacketThroughTheChain -fuzztime 30s ./plugin/codel/
 func FuzzPacketThroughTheChain(f *testing.F) {
-	template, packed := chainServer(f, " prometheus 127.0.0.1:0\n codel\n rrl\n fastpack\n")
+	template, packed := chainServer(f, " prometheus 127.0.0.1:0\n codel\n rrl\n fastpack\n", false)
 	for _, p := range packed[:40] {
 		f.Add(p)
 	}

@@ -16,7 +16,7 @@ func TestServersSocketIsStamped(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the reader runs on Linux")
 	}
-	ctx, _ := chainServer(t, " codel\n")
+	ctx, _ := chainServer(t, " codel\n", false)
 	_, port, err := net.SplitHostPort(strings.TrimPrefix(ctx.server.Addr, "dns://"))
 	if err != nil {
 		t.Fatal(err)

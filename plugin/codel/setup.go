@@ -16,6 +16,7 @@ import (
 	"github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/connlimit"
 	"github.com/ontimedns/ontime/internal/serverlabel"
+	"github.com/ontimedns/ontime/plugin/shardmetrics"
 )
 
 const pluginName = "codel"
@@ -69,7 +70,7 @@ func setup(c *caddy.Controller) error {
 		return nil
 	}
 	config.AddPlugin(func(next plugin.Handler) plugin.Handler {
-		h.Next = next
+		h.Next = shardmetrics.Wrap(next) // the stock prometheus plugin, counting per core
 		return h
 	})
 	return nil

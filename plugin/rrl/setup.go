@@ -11,6 +11,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 
+	"github.com/ontimedns/ontime/plugin/shardmetrics"
 	"github.com/ontimedns/ontime/rrl"
 )
 
@@ -25,7 +26,7 @@ func setup(c *caddy.Controller) error {
 	}
 	h := &RRL{l: rrl.New(cfg.Config), cookies: rrl.NewCookies(cfg.secret)}
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
-		h.Next = next
+		h.Next = shardmetrics.Wrap(next) // the stock prometheus plugin, counting per core
 		return h
 	})
 	return nil

@@ -1,0 +1,194 @@
+// Package shardmetrics counts the stock prometheus plugin's query metrics
+// without a write that every core shares.
+//
+// The stock plugin (plugin/metrics) reports each query into six families
+// kept once for the whole process: for each it looks the label set up
+// under a read lock that every query takes, then adds to counters every
+// core writes. Four allocations a query come with it: two recorders, the
+// writer that names the answering plugin, and the report's options.
+//
+// Handler stands in for that per-query work where a query is recycled by
+// codel's socket reader: it counts into a shard that one query holds at a
+// time, kept per P, reuses its recorder with the query's other parts, and
+// allocates nothing. Every other query (TCP, anything without a Life) goes
+// through the stock handler unchanged. The shards' counts reach the stock
+// families' names through collectors that stand in the registry for them
+// and add the shards to the stock values at each scrape: the same series,
+// labels, buckets and native histograms an operator scrapes from stock
+// CoreDNS. The stock plugin keeps everything else: its directive, its
+// listener, its registry and the zones it names.
+package shardmetrics
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/metrics"
+	"github.com/coredns/coredns/plugin/pkg/rcode"
+	"github.com/coredns/coredns/request"
+	"github.com/miekg/dns"
+	ot "github.com/opentracing/opentracing-go"
+
+	"github.com/ontimedns/ontime/codel"
+)
+
+// Stock, set before a chain is built, leaves the stock handler in place:
+// for benchmarks that measure what the stock handler costs.
+var Stock bool
+
+var (
+	standOnce sync.Once
+	standing  bool
+)
+
+// Wrap returns next, or, where next is the stock prometheus plugin, a
+// Handler in its place. The plugins that can come just before prometheus
+// in plugin.cfg's order (codel, rrl) wrap their next plugin with it.
+func Wrap(next plugin.Handler) plugin.Handler {
+	m, ok := next.(*metrics.Metrics)
+	if !ok || Stock {
+		return next
+	}
+	standOnce.Do(func() { standing = stand() })
+	if !standing {
+		return next
+	}
+	return &Handler{m: m}
+}
+
+// Handler is the stock prometheus plugin, counting into shards.
+type Handler struct {
+	m     *metrics.Metrics
+	zones atomic.Pointer[zoneNames]
+}
+
+// zoneNames are the stock plugin's zones as read at a time (unix ns). The
+// plugin reads them under its lock for every query; they change only when
+// the auto plugin adds or removes a zone, so a Handler reads them again
+// once they are zonesAge old, and a query never takes the lock.
+type zoneNames struct {
+	names []string
+	at    int64
+}
+
+const zonesAge = int64(100 * time.Millisecond)
+
+// Name implements plugin.Handler.
+func (h *Handler) Name() string { return h.m.Name() }
+
+// ServeDNS implements plugin.Handler: what the stock ServeDNS does.
+func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	hop, ok := codel.FromContext(ctx)
+	if !ok || hop.Life == nil || len(r.Question) == 0 {
+		return h.m.ServeDNS(ctx, w, r)
+	}
+	reqSize := r.Len()
+	next := h.m.Next
+	rw := recorders.Get().(*recorder)
+	*rw = recorder{ResponseWriter: w, start: time.Now()}
+	hop.Life.AtEnd(rw) // false: it is this query's alone, never put back
+	var status int
+	var err error
+	switch {
+	case next == nil:
+		status, err = dns.RcodeServerFailure, plugin.Error(h.Name(), errors.New("no next plugin found"))
+	case ot.SpanFromContext(ctx) != nil:
+		rw.next = next.Name()
+		status, err = plugin.NextOrFailure(h.Name(), next, ctx, rw, r)
+	default:
+		rw.next = next.Name()
+		status, err = next.ServeDNS(ctx, rw, r)
+	}
+
+	rc := rw.rcode
+	if !plugin.ClientWrite(status) {
+		rc = status
+	}
+	h.report(ctx, w, r, rw, rc, reqSize)
+	return status, err
+}
+
+// report counts the query as vars.Report does.
+func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, rw *recorder, rc, reqSize int) {
+	state := request.Request{W: w, Req: r}
+	k := key{
+		server: metrics.WithServer(ctx),
+		zone:   h.zoneOf(r.Question[0].Name, rw.start.UnixNano()),
+		view:   metrics.WithView(ctx),
+		proto:  state.Proto(),
+		family: "1",
+		qtype:  qtypeLabel(state.QType()),
+		rcode:  rcode.ToString(rc),
+		plugin: rw.plugin,
+		do:     state.Do(),
+	}
+	if state.Family() == 2 {
+		k.family = "2"
+	}
+	hd := handles.Get().(*handle)
+	se := hd.s.seriesOf(k)
+	if k.do {
+		se.do.Inc()
+	}
+	se.requests.Inc()
+	se.duration.Observe(time.Since(rw.start).Seconds())
+	se.respSize.Observe(float64(rw.size))
+	se.reqSize.Observe(float64(reqSize))
+	se.rcode.Inc()
+	handles.Put(hd)
+}
+
+// zoneOf is the longest of the stock plugin's zones that holds qname, or
+// the root, as the stock plugin labels it (plugin.Zones.Matches, whose
+// label comparison allocates; it still judges a name with escapes).
+func (h *Handler) zoneOf(qname string, now int64) string {
+	z := h.zones.Load()
+	if z == nil || now-z.at > zonesAge || now < z.at {
+		z = &zoneNames{names: h.m.ZoneNames(), at: now}
+		h.zones.Store(z)
+	}
+	zone := ""
+	if strings.IndexByte(qname, '\\') >= 0 {
+		zone = plugin.Zones(z.names).Matches(qname)
+	} else {
+		for _, name := range z.names {
+			if len(name) > len(zone) && holds(name, qname) {
+				zone = name
+			}
+		}
+	}
+	if zone == "" {
+		return "."
+	}
+	return zone
+}
+
+// holds reports whether zone, a lowercased name, holds qname, a name
+// without escapes: it is qname's last labels, in any case.
+func holds(zone, qname string) bool {
+	if zone == "." {
+		return true
+	}
+	if len(qname) < len(zone) {
+		return false
+	}
+	cut := len(qname) - len(zone)
+	if cut > 0 && qname[cut-1] != '.' {
+		return false
+	}
+	for i := 0; i < len(zone); i++ {
+		c := qname[cut+i]
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		if c != zone[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,340 @@
+package shardmetrics
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/plugin/metrics"
+	"github.com/miekg/dns"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+
+	"github.com/ontimedns/ontime/codel"
+)
+
+// writer is the socket's place: it keeps nothing it is given, and says
+// where the query came from.
+type writer struct{ remote net.Addr }
+
+func (w writer) LocalAddr() net.Addr         { return &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 53} }
+func (w writer) RemoteAddr() net.Addr        { return w.remote }
+func (w writer) WriteMsg(m *dns.Msg) error   { return nil }
+func (w writer) Write(b []byte) (int, error) { return len(b), nil }
+func (w writer) Close() error                { return nil }
+func (w writer) TsigStatus() error           { return nil }
+func (w writer) TsigTimersOnly(bool)         {}
+func (w writer) Hijack()                     {}
+
+// answers is the plugin after prometheus: what it does depends on the
+// first label of the name asked, so that the metrics meet every way a
+// plugin can end a query.
+type answers struct{}
+
+func (answers) Name() string { return "answers" }
+func (answers) ServeDNS(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	m := new(dns.Msg)
+	m.SetReply(r)
+	switch strings.SplitN(r.Question[0].Name, ".", 2)[0] {
+	case "nx":
+		m.Rcode = dns.RcodeNameError
+		return dns.RcodeNameError, w.WriteMsg(m)
+	case "fail": // an error the server answers, nothing written here
+		return dns.RcodeServerFailure, nil
+	case "silent": // written later, or never: nothing written, success
+		return dns.RcodeSuccess, nil
+	case "twice": // two messages (prefetch): the sizes add up
+		w.WriteMsg(m)
+		m.Rcode = dns.RcodeRefused
+		return dns.RcodeSuccess, w.WriteMsg(m)
+	case "raw":
+		b, _ := m.Pack()
+		_, err := w.Write(b)
+		return dns.RcodeSuccess, err
+	}
+	for i := 0; i < len(r.Question[0].Name)%7; i++ {
+		m.Answer = append(m.Answer, &dns.TXT{Hdr: dns.RR_Header{Name: r.Question[0].Name,
+			Rrtype: dns.TypeTXT, Class: dns.ClassINET, Ttl: 60}, Txt: []string{strings.Repeat("x", 40*i)}})
+	}
+	return dns.RcodeSuccess, w.WriteMsg(m)
+}
+
+// query is one query of the mix, and where it comes from.
+type query struct {
+	r      *dns.Msg
+	remote net.Addr
+	view   string
+}
+
+// mix is a query mix that meets every label the query families have.
+func mix() []query {
+	v4 := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 2), Port: 5353}
+	v6 := &net.UDPAddr{IP: net.IPv6loopback, Port: 5353}
+	tcp := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 3), Port: 5353}
+	var qs []query
+	i := 0
+	for _, first := range []string{"www", "nx", "fail", "silent", "twice", "raw", "a-longer-label"} {
+		for _, zone := range []string{"example.org.", "sub.example.org.", "EXAMPLE.org.", "elsewhere.net."} {
+			for _, t := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeMX, dns.TypeNSEC3, dns.TypeHTTPS, dns.TypeANY, 999, dns.TypeCAA} {
+				for _, remote := range []net.Addr{v4, v6, tcp} {
+					i++
+					r := new(dns.Msg)
+					r.SetQuestion(first+"."+zone, t)
+					if i%3 == 0 {
+						r.SetEdns0(1232, i%2 == 0)
+					}
+					view := ""
+					if i%5 == 0 {
+						view = "inside"
+					}
+					qs = append(qs, query{r, remote, view})
+				}
+			}
+		}
+	}
+	return qs
+}
+
+// newStock returns the stock plugin, as its setup makes it, for two zones,
+// with answers after it.
+func newStock() *metrics.Metrics {
+	m := metrics.New("127.0.0.1:0")
+	m.AddZone("example.org.")
+	m.AddZone("sub.example.org.")
+	m.Next = answers{}
+	return m
+}
+
+func contextOf(q query, life *codel.Life) context.Context {
+	ctx := context.WithValue(context.Background(), dnsserver.Key{}, &dnsserver.Server{Addr: "dns://:1053"})
+	if q.view != "" {
+		ctx = context.WithValue(ctx, dnsserver.ViewKey{}, q.view)
+	}
+	if life != nil {
+		ctx = codel.NewContext(ctx, codel.Hop{Life: life})
+	}
+	return ctx
+}
+
+// serve runs the mix through h, as codel's reader runs it: a Life each
+// query, ended when the chain returns.
+func serve(t testing.TB, h plugin.Handler, qs []query) {
+	var life codel.Life
+	for _, q := range qs {
+		h.ServeDNS(contextOf(q, &life), writer{q.remote}, q.r.Copy())
+		if life.End() {
+			t.Fatal("a query is held")
+		}
+	}
+}
+
+// snapshot is every value of the query families a scrape of the default
+// registry shows, by metric and label set: counters' values, histograms'
+// counts, sums, classic buckets and native buckets.
+type snapshot map[string]float64
+
+func scrape(t testing.TB) snapshot {
+	t.Helper()
+	mfs, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := snapshot{}
+	for _, mf := range mfs {
+		name := mf.GetName()
+		if !strings.HasPrefix(name, "coredns_dns_") {
+			continue
+		}
+		for _, m := range mf.Metric {
+			id := name + "{" + labelKey(m.Label) + "}"
+			if c := m.Counter; c != nil {
+				s[id] = c.GetValue()
+			}
+			if h := m.Histogram; h != nil {
+				s[id+" count"] = float64(h.GetSampleCount())
+				s[id+" sum"] = h.GetSampleSum()
+				for _, b := range h.Bucket {
+					s[fmt.Sprintf("%s le=%g", id, b.GetUpperBound())] = float64(b.GetCumulativeCount())
+				}
+				s[id+" zero"] = float64(h.GetZeroCount())
+				for i, n := range native(h.PositiveSpan, h.PositiveDelta) {
+					s[fmt.Sprintf("%s +%d", id, i)] = float64(n)
+				}
+				for i, n := range native(h.NegativeSpan, h.NegativeDelta) {
+					s[fmt.Sprintf("%s -%d", id, i)] = float64(n)
+				}
+			}
+		}
+	}
+	return s
+}
+
+// minus is what s counts beyond before.
+func (s snapshot) minus(before snapshot) snapshot {
+	d := snapshot{}
+	for k, v := range s {
+		if v-before[k] != 0 {
+			d[k] = v - before[k]
+		}
+	}
+	return d
+}
+
+// timed reports whether k is a value that depends on how long a query
+// took: the duration histogram's sum, buckets and native buckets.
+func timed(k string) bool {
+	return strings.HasPrefix(k, "coredns_dns_request_duration_seconds") && !strings.HasSuffix(k, " count")
+}
+
+// TestShardsCountAsStock runs one mix through the stock handler and then
+// through the shards, and finds that each added the same to every series
+// a scrape shows: counters, histogram counts, sums and buckets, classic
+// and native. Only the durations differ, but not their counts.
+func TestShardsCountAsStock(t *testing.T) {
+	m := newStock()
+	h, ok := Wrap(m).(*Handler)
+	if !ok {
+		t.Fatal("Wrap left the stock plugin in place")
+	}
+	qs := mix()
+	before := scrape(t)
+	serve(t, m, qs)
+	mid := scrape(t)
+	serve(t, h, qs)
+	after := scrape(t)
+
+	stock, shards := mid.minus(before), after.minus(mid)
+	if len(stock) == 0 {
+		t.Fatal("the stock handler counted nothing")
+	}
+	for k, v := range stock {
+		if !timed(k) && shards[k] != v {
+			t.Errorf("%s: stock %g, shards %g", k, v, shards[k])
+		}
+	}
+	for k, v := range shards {
+		if _, ok := stock[k]; !ok && !timed(k) {
+			t.Errorf("%s: only the shards count it (%g)", k, v)
+		}
+	}
+	// Both kinds of source add up in one series.
+	for k, v := range after.minus(before) {
+		if !timed(k) && math.Abs(v-2*stock[k]) > 1e-9 {
+			t.Errorf("%s: %g after both runs, not twice %g", k, v, stock[k])
+		}
+	}
+	// The mix met every kind of label.
+	for _, want := range []string{`plugin=answers`, `plugin=` + "\x00", `rcode=NXDOMAIN`, `rcode=SERVFAIL`, `rcode=REFUSED`,
+		`type=other`, `type=HTTPS`, `proto=tcp`, `family=2`, `view=inside`, `zone=.` + "\x00", `zone=sub.example.org.`, `coredns_dns_do_requests_total`} {
+		found := false
+		for k := range shards {
+			if strings.Contains(k, strings.ReplaceAll(want, "=", "\x00")) {
+				found = true
+			}
+		}
+		if !found {
+			t.Errorf("no series has %q", want)
+		}
+	}
+}
+
+// TestVecsAreStock holds the shards' families to the stock definitions:
+// names, help and labels.
+func TestVecsAreStock(t *testing.T) {
+	v := newVecs()
+	for _, f := range families {
+		want, got := describe(f.stock), describe(f.of(v))
+		if want != got {
+			t.Errorf("shards' family is %s, stock %s", got, want)
+		}
+	}
+}
+
+func describe(c prometheus.Collector) string {
+	ch := make(chan *prometheus.Desc, 1)
+	c.Describe(ch)
+	return (<-ch).String()
+}
+
+// TestShardsLoseNoCount counts from many goroutines at once (so from many
+// shards) with garbage collections between, which drop the pool's handles
+// and bring their shards back idle: every query is counted, and shards are
+// used again rather than made without end.
+func TestShardsLoseNoCount(t *testing.T) {
+	m := newStock()
+	h := Wrap(m)
+	q := query{r: new(dns.Msg).SetQuestion("www.example.org.", dns.TypeA), remote: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 9), Port: 1}}
+	series := `coredns_dns_requests_total{` + labelKey([]*dto.LabelPair{
+		pair("family", "1"), pair("proto", "udp"), pair("server", "dns://:1053"), pair("type", "A"),
+		pair("view", ""), pair("zone", "example.org.")}) + `}`
+	before := scrape(t)[series]
+	const goroutines, rounds, each = 8, 20, 50
+	for round := 0; round < rounds; round++ {
+		var wg sync.WaitGroup
+		for g := 0; g < goroutines; g++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				serve(t, h, []query{q, q, q, q, q, q, q, q, q, q}[:10])
+				for i := 0; i < each-10; i++ {
+					serve(t, h, []query{q})
+				}
+			}()
+		}
+		wg.Wait()
+		runtime.GC()
+	}
+	if got := scrape(t)[series] - before; got != goroutines*rounds*each {
+		t.Errorf("counted %g queries, made %d", got, goroutines*rounds*each)
+	}
+	// Under the race detector the pool drops handles on purpose.
+	if n := len(allShards()); n > 4*goroutines && !raceOn {
+		t.Errorf("%d shards for %d goroutines", n, goroutines)
+	}
+}
+
+func pair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name, Value: &value} }
+
+// TestHandlerDoesNotAllocate: a query the shards have met before costs no
+// allocation of the metrics' own.
+func TestHandlerDoesNotAllocate(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	h := Wrap(newStock())
+	q := query{r: new(dns.Msg).SetQuestion("www.example.org.", dns.TypeA), remote: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 9), Port: 1}}
+	var life codel.Life
+	ctx := contextOf(q, &life)
+	var w dns.ResponseWriter = writer{q.remote}
+	h.(*Handler).m.Next = plugin.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		return dns.RcodeSuccess, w.WriteMsg(r)
+	})
+	if n := testing.AllocsPerRun(1000, func() {
+		h.ServeDNS(ctx, w, q.r)
+		life.End()
+	}); n != 0 {
+		t.Errorf("%g allocations a query", n)
+	}
+}
+
+// TestHoldsIsMatches holds the zone match to the stock one on names in
+// every case and at every label boundary.
+func TestHoldsIsMatches(t *testing.T) {
+	zones := []string{".", "org.", "example.org.", "sub.example.org.", "xample.org.", "e.org."}
+	for _, name := range []string{".", "org.", "ORG.", "example.org.", "Example.Org.", "www.example.org.",
+		"wwwexample.org.", "sub.example.org.", "a.sub.EXAMPLE.org.", "xsub.example.org.", "e.org.", "ee.org.",
+		"example.net.", "a.b.c.d.e.f.", "org.example.", "xample.org.", "-.org."} {
+		for _, z := range zones {
+			if got, want := holds(z, name), dns.IsSubDomain(z, name); got != want {
+				t.Errorf("holds(%q, %q) = %v, dns.IsSubDomain %v", z, name, got, want)
+			}
+		}
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package shardmetrics
+
+const raceOn = false

@@ -1,0 +1,46 @@
+package shardmetrics
+
+import (
+	"sync"
+	"time"
+
+	"github.com/miekg/dns"
+)
+
+// recorder does for a query what the stock plugin's Recorder and the
+// writer NextOrFailure wraps around it do together: it records the
+// answer's rcode and size, and, once anything is written, the name of the
+// plugin the query was handed to. Like the stock recorder it is no
+// plugin.PluginTracker, so the plugins below it wrap nothing around it.
+type recorder struct {
+	dns.ResponseWriter
+	rcode, size int
+	plugin      string // set on the first write
+	next        string // the plugin the query was handed to
+	start       time.Time
+}
+
+func (r *recorder) WriteMsg(m *dns.Msg) error {
+	r.plugin = r.next
+	r.rcode = m.Rcode
+	r.size += m.Len()
+	return r.ResponseWriter.WriteMsg(m)
+}
+
+func (r *recorder) Write(b []byte) (int, error) {
+	r.plugin = r.next
+	n, err := r.ResponseWriter.Write(b)
+	if err == nil {
+		r.size += n
+	}
+	return n, err
+}
+
+// recorders keeps the recorders of queries that ended.
+var recorders = sync.Pool{New: func() any { return new(recorder) }}
+
+// End implements codel.Ender: the query is done with the recorder.
+func (r *recorder) End() {
+	*r = recorder{}
+	recorders.Put(r)
+}
