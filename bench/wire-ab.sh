@@ -60,6 +60,8 @@ for line in sys.stdin:
 print("%-36s %8s %8s %8s %s" % ("benchmark", "old ns", "new ns", "new/old", "(rounds)"))
 for bench, rs in runs.items():
     pairs = [p for p in rs.values() if len(p) == 2]
+    if not pairs:  # a benchmark only one side has
+        continue
     ratios = [p["new"] / p["old"] for p in pairs]
     print("%-36s %8.0f %8.0f %8.3f (%.2f-%.2f)" % (bench.replace("BenchmarkEncode/", "").replace("BenchmarkChain/", ""),
         min(p["old"] for p in pairs), min(p["new"] for p in pairs),
