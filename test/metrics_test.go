@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -103,5 +105,45 @@ func TestMetricsCountEveryQuery(t *testing.T) {
 		if got := metric(t, addr, w) - before[w]; got != want[w] {
 			t.Errorf("%s: %g more, want %g", w, got, want[w])
 		}
+	}
+}
+
+// TestMetricsAcrossReload: a Corefile reload builds a new chain with the
+// stock plugin handed to shardmetrics again; the families keep counting
+// from where they were, in one series each, and scrapes still succeed.
+func TestMetricsAcrossReload(t *testing.T) {
+	dir := t.TempDir()
+	zf := filepath.Join(dir, "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	port, prom := freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	corefile := func(extra string) string {
+		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n    prometheus %s\n    codel\n    zonestore %s example.org\n%s}\n", port, prom, zf, extra)
+	}
+	path := filepath.Join(dir, "Corefile")
+	os.WriteFile(path, []byte(corefile("")), 0o644)
+	s := start(t, "coredns", exec.Command(corednsBin, "-conf", path), port, "example.org")
+	series := fmt.Sprintf(`coredns_dns_requests_total{family="1",proto="udp",server="dns://%s",type="A",view="",zone="."}`, s.addr)
+	ask := func(n int) {
+		for i := 0; i < n; i++ {
+			if got := answerA(t, s.addr, "www.example.org."); got != "192.0.2.1" {
+				t.Fatalf("www.example.org: %q", got)
+			}
+		}
+	}
+	before := metric(t, prom, series)
+	ask(20)
+	os.WriteFile(path, []byte(corefile("    errors\n")), 0o644)
+	eventually(t, "the reload", func() bool { return strings.Contains(s.log.String(), "Reloading complete") })
+	ask(30)
+	if got := metric(t, prom, series) - before; got != 50 {
+		t.Errorf("%s: %g more across the reload, want 50", series, got)
+	}
+	resp, err := http.Get("http://" + prom + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Errorf("scrape after the reload: %s", resp.Status)
 	}
 }
