@@ -91,7 +91,7 @@ func chainServer(b testing.TB, body string, stock bool) (*packetContext, [][]byt
 		}
 		packed = append(packed, p)
 	}
-	return &packetContext{Context: context.Background(), server: s, hop: codel.Hop{Queue: q, Arrival: 1, Life: life}}, packed
+	return &packetContext{Context: context.Background(), server: s, route: r.route, hop: codel.Hop{Queue: q, Arrival: 1, Life: life}}, packed
 }
 
 // startServer starts a server on 127.0.0.1 from a Corefile body, with
@@ -182,7 +182,7 @@ func serveOne(template *packetContext, m []byte, w dns.ResponseWriter) {
 	if p.ctx.hop.Life != nil {
 		p.ctx.hop.Life = &p.life
 	}
-	serve(&p.ctx, m, w, &p.req)
+	serve(&p.ctx, m, w, &p.req, &p.sw)
 	p.end()
 }
 

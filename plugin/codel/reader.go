@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
+	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 	"golang.org/x/net/ipv4"
 	"golang.org/x/net/ipv6"
@@ -50,6 +51,7 @@ type reader struct {
 	// recycle: queries get a Life, and their packets are kept for the
 	// next ones (recycle.go).
 	recycle bool
+	route   *router // nil: every query to the server's ServeDNS
 	runIn   inbox
 	feedIn  inbox
 	feeding atomic.Bool
@@ -85,6 +87,7 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 			if r.recycle, why = recyclable(s); !r.recycle {
 				log.Infof("%s: each query allocates its packet and messages: %s", s.Addr, why)
 			}
+			r.route = routerOf(s)
 			// Only on a socket of codel's own: CoreDNS's reader, on a
 			// socket it shares, reads control messages into a buffer with
 			// room for the address alone.
@@ -153,7 +156,7 @@ func (r *reader) drain(fd uintptr, in *inbox) int {
 		}
 		p := packetPool.Get().(*packet)
 		p.buf, p.n = buf, size
-		p.ctx = packetContext{Context: context.Background(), server: r.server, hop: codel.Hop{Queue: r.c.q, Arrival: arrival}}
+		p.ctx = packetContext{Context: context.Background(), server: r.server, route: r.route, hop: codel.Hop{Queue: r.c.q, Arrival: arrival}}
 		if r.recycle {
 			p.ctx.hop.Life = &p.life
 		}
@@ -245,6 +248,7 @@ func (r *reader) close() {
 type packetContext struct {
 	context.Context // Background
 	server          *dnsserver.Server
+	route           *router // the server's, where it can be read (route.go)
 	hop             codel.Hop
 }
 
@@ -270,6 +274,7 @@ type packet struct {
 	ctx  packetContext
 	w    udpWriter
 	req  unpacked
+	sw   request.ScrubWriter // the server's writer around w, where routed here
 	life codel.Life
 }
 
@@ -301,7 +306,7 @@ func (p *packet) Run() {
 // it is copied.
 func (p *packet) serve() {
 	defer packets.Put(p.buf)
-	serve(&p.ctx, (*p.buf)[:p.n], &p.w, &p.req)
+	serve(&p.ctx, (*p.buf)[:p.n], &p.w, &p.req, &p.sw)
 }
 
 // end ends the query's Life, and keeps the packet for the next one, unless
@@ -319,7 +324,7 @@ func (p *packet) end() {
 // not a query, FORMERR for what does not unpack), then hands the message
 // to CoreDNS's server, whose ServeDNS runs the whole chain under ctx: this
 // plugin included, which sees the hop and goes on in place.
-func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked) {
+func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked, sw *request.ScrubWriter) {
 	h := dns.Header{Id: binary.BigEndian.Uint16(m), Bits: binary.BigEndian.Uint16(m[2:]),
 		Qdcount: binary.BigEndian.Uint16(m[4:]), Ancount: binary.BigEndian.Uint16(m[6:]),
 		Nscount: binary.BigEndian.Uint16(m[8:]), Arcount: binary.BigEndian.Uint16(m[10:])}
@@ -353,6 +358,10 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked) {
 				uw.verify(ctx.server.TsigSecret, m, t)
 			}
 		}
+	}
+	if h := ctx.route.route(req); h != nil {
+		serveRouted(ctx, ctx.route, ctx.server, h, w, req, sw)
+		return
 	}
 	ctx.server.ServeDNS(ctx, w, req)
 }

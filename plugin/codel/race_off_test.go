@@ -1,0 +1,5 @@
+//go:build !race
+
+package codel
+
+const raceOn = false

@@ -1,0 +1,184 @@
+package codel
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"testing"
+
+	_ "github.com/coredns/coredns/plugin/erratic"
+	_ "github.com/coredns/coredns/plugin/view"
+	_ "github.com/coredns/coredns/plugin/whoami"
+	"github.com/coredns/coredns/request"
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/codel"
+)
+
+// recorder is the socket's place: it keeps the bytes of what it is given.
+type recorder struct{ got []byte }
+
+func (*recorder) LocalAddr() net.Addr  { return local }
+func (*recorder) RemoteAddr() net.Addr { return remote }
+func (w *recorder) WriteMsg(m *dns.Msg) error {
+	b, err := m.Pack()
+	w.got = append(w.got, b...)
+	return err
+}
+func (w *recorder) Write(b []byte) (int, error) { w.got = append(w.got, b...); return len(b), nil }
+func (*recorder) Close() error                  { return nil }
+func (*recorder) TsigStatus() error             { return nil }
+func (*recorder) TsigTimersOnly(bool)           {}
+func (*recorder) Hijack()                       {}
+
+// routed are server blocks on one socket of every kind the router meets:
+// a plain one at the root (zonestore, for example.org), one with another
+// chain under it, one with no plugins, and a zone two blocks share through
+// a view.
+const routed = `sub.example.org:PORT {
+ bind 127.0.0.1
+ whoami
+}
+empty.example.org:PORT {
+ bind 127.0.0.1
+}
+filtered.example.org:PORT {
+ bind 127.0.0.1
+ view onlya {
+  expr type() == 'A'
+ }
+ whoami
+}
+viewed.example.org:PORT {
+ bind 127.0.0.1
+ view inside {
+  expr type() == 'A'
+ }
+ whoami
+}
+viewed.example.org:PORT {
+ bind 127.0.0.1
+ erratic {
+  drop 0
+ }
+}
+`
+
+// TestRouterIsServeDNS: for every query of a mix that meets each of
+// Server.ServeDNS's cases, the router either leaves the query to it or
+// hands it to the chain Server.ServeDNS hands it to: the answer written is
+// the same, byte for byte. The plain cases are routed here, and the others
+// are not.
+func TestRouterIsServeDNS(t *testing.T) {
+	zone := "$ORIGIN example.org.\n$TTL 300\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n@ NS ns1\nns1 A 192.0.2.53\nwww A 192.0.2.1\na\\.b A 192.0.2.2\n"
+	r := startServer(t, " codel\n fastpack\n", routed, zone, "example.org.")
+	if r.route == nil {
+		t.Fatal("the server's blocks cannot be read: nothing is routed here")
+	}
+	type query struct {
+		name   string
+		qtype  uint16
+		class  uint16
+		opcode int
+		edns   int // -1: none; else the OPT's version
+		routed bool
+	}
+	queries := []query{
+		{"www.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"WWW.Example.ORG.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, 0, true},
+		{"a\\.b.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"nx.example.org.", dns.TypeAAAA, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"example.org.", dns.TypeNS, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"elsewhere.net.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{".", dns.TypeNS, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"a.sub.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"SUB.example.org.", dns.TypeTXT, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"example.org.", dns.TypeSOA, dns.ClassINET, dns.OpcodeNotify, -1, true},
+		{"example.org.", dns.TypeDS, dns.ClassINET, dns.OpcodeQuery, -1, false},
+		{"sub.example.org.", dns.TypeDS, dns.ClassINET, dns.OpcodeQuery, -1, false},
+		{"www.example.org.", dns.TypeA, dns.ClassCHAOS, dns.OpcodeQuery, -1, false},
+		{"www.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeUpdate, -1, false},
+		{"www.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, 1, false},
+		{"x.empty.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, false},
+		{"x.filtered.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, false},
+		{"x.filtered.example.org.", dns.TypeAAAA, dns.ClassINET, dns.OpcodeQuery, -1, false},
+		{"viewed.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, false},
+		{"x.viewed.example.org.", dns.TypeAAAA, dns.ClassINET, dns.OpcodeQuery, -1, false},
+	}
+	for i, q := range queries {
+		m := new(dns.Msg)
+		m.SetQuestion(q.name, q.qtype)
+		m.Id, m.Question[0].Qclass, m.Opcode = uint16(i+1), q.class, q.opcode
+		if q.edns >= 0 {
+			m.SetEdns0(1232, false)
+			m.IsEdns0().SetVersion(uint8(q.edns))
+		}
+		ctx := &packetContext{Context: context.Background(), server: r.server, route: r.route, hop: codel.Hop{Queue: r.c.q, Arrival: r.c.now()}}
+		h := r.route.route(m)
+		if (h != nil) != q.routed {
+			t.Errorf("%s %s class %d opcode %d EDNS %d: routed here %v, want %v", q.name, dns.TypeToString[q.qtype], q.class, q.opcode, q.edns, h != nil, q.routed)
+		}
+		want := new(recorder)
+		r.server.ServeDNS(ctx, want, m.Copy())
+		if len(want.got) == 0 {
+			t.Errorf("%s: the server wrote nothing", q.name)
+		}
+		if h == nil {
+			continue
+		}
+		got := new(recorder)
+		var sw request.ScrubWriter
+		serveRouted(ctx, r.route, r.server, h, got, m.Copy(), &sw)
+		if !bytes.Equal(got.got, want.got) {
+			a, b := new(dns.Msg), new(dns.Msg)
+			a.Unpack(got.got)
+			b.Unpack(want.got)
+			t.Errorf("%s %s: routed here\n%v\nServer.ServeDNS\n%v", q.name, dns.TypeToString[q.qtype], a, b)
+		}
+	}
+}
+
+// TestRoutedQueryPanics: a panic in a chain a query was routed to here is
+// answered with SERVFAIL, as Server.ServeDNS answers it.
+func TestRoutedQueryPanics(t *testing.T) {
+	r := startServer(t, " codel\n", "", "$ORIGIN example.org.\n@ 300 SOA ns1 hostmaster 1 7200 3600 1209600 300\n@ 300 NS ns1\nns1 300 A 192.0.2.53\n", "example.org.")
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	got := new(recorder)
+	var sw request.ScrubWriter
+	ctx := &packetContext{Context: context.Background(), server: r.server, route: r.route}
+	serveRouted(ctx, r.route, r.server, panics{}, got, m, &sw)
+	a := new(dns.Msg)
+	if err := a.Unpack(got.got); err != nil || a.Rcode != dns.RcodeServerFailure || a.Id != m.Id {
+		t.Fatalf("after a panic: %v %v", a, err)
+	}
+}
+
+type panics struct{}
+
+func (panics) Name() string { return "panics" }
+func (panics) ServeDNS(context.Context, dns.ResponseWriter, *dns.Msg) (int, error) {
+	panic(fmt.Sprint("a plugin's bug"))
+}
+
+// TestFullChainAllocatesOnce: the full chain (prometheus, codel, fastpack,
+// zonestore) on the load test's zone and query mix, served as the reader
+// serves it, allocates once a query on average: the question's name, the
+// string miekg/dns's API needs. Issue 7's target, held here.
+func TestFullChainAllocatesOnce(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	template, packed := chainServer(t, chains[0].body, false)
+	for _, m := range packed { // every name met once: the shards' label sets, the encoder's memory
+		serveOne(template, m, sink{})
+	}
+	i := 0
+	if n := testing.AllocsPerRun(2*len(packed), func() {
+		serveOne(template, packed[i%len(packed)], sink{})
+		i++
+	}); n > 1 {
+		t.Errorf("%g allocations a query", n)
+	}
+}
