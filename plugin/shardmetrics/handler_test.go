@@ -364,3 +364,42 @@ func TestZonesReadAgain(t *testing.T) {
 		t.Errorf("WWW.Sub.Example.ORG. is in %q", z)
 	}
 }
+
+// BenchmarkHandler reports the test mix's queries through the stock
+// handler and through the shards, from every P at once (-cpu 1,2): the
+// stock handler's label lookups and counters are shared by every query.
+//
+//	go test -run XXX -bench Handler -benchmem -cpu 1,2 ./plugin/shardmetrics/
+func BenchmarkHandler(b *testing.B) {
+	qs := mix()
+	next := plugin.HandlerFunc(func(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+		return dns.RcodeSuccess, w.WriteMsg(r)
+	})
+	for _, c := range []struct {
+		name string
+		wrap func(*metrics.Metrics) plugin.Handler
+	}{
+		{"stock", func(m *metrics.Metrics) plugin.Handler { return m }},
+		{"shards", func(m *metrics.Metrics) plugin.Handler { return Wrap(m) }},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			m := newStock()
+			m.Next = next
+			h := c.wrap(m)
+			b.ReportAllocs()
+			b.RunParallel(func(pb *testing.PB) {
+				var life codel.Life
+				ctxs := make([]context.Context, len(qs))
+				ws := make([]dns.ResponseWriter, len(qs))
+				for i, q := range qs {
+					ctxs[i], ws[i] = contextOf(q, &life), writer{q.remote}
+				}
+				for i := 0; pb.Next(); i++ {
+					j := i % len(qs)
+					h.ServeDNS(ctxs[j], ws[j], qs[j].r)
+					life.End()
+				}
+			})
+		})
+	}
+}
