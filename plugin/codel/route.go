@@ -13,6 +13,8 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/rcode"
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/swar"
 )
 
 // A router hands a query read here to its server block's chain as
@@ -102,12 +104,12 @@ func (rt *router) route(r *dns.Msg) plugin.Handler {
 // false for a name with other octets or too long for buf.
 func lowered(name string, buf *[256]byte) (string, bool) {
 	upper := false
-	for i := 0; i < len(name); i++ {
-		c := name[i]
-		if c >= 0x80 {
+	for k := 0; k < len(name); k += 8 { // eight octets at a time
+		w := swar.Word(name, k)
+		if w&0x8080808080808080 != 0 {
 			return "", false
 		}
-		upper = upper || ('A' <= c && c <= 'Z')
+		upper = upper || swar.Lower(w) != w
 	}
 	if !upper {
 		return name, true

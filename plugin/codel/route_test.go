@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"net"
+	"strings"
 	"testing"
 
 	_ "github.com/coredns/coredns/plugin/erratic"
@@ -180,5 +182,29 @@ func TestFullChainAllocatesOnce(t *testing.T) {
 		i++
 	}); n > 1 {
 		t.Errorf("%g allocations a query", n)
+	}
+}
+
+// TestLoweredIsToLower: lowered makes what strings.ToLower makes of a name
+// of ASCII, and refuses any other.
+func TestLoweredIsToLower(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 7))
+	alphabet := "aZ.-\\09qQxX_*\x00\x7f"
+	for n := 0; n < 20000; n++ {
+		b := make([]byte, rng.IntN(260))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		if n%10 == 0 && len(b) > 0 {
+			b[rng.IntN(len(b))] = byte(0x80 + rng.IntN(0x80))
+		}
+		name := string(b)
+		var buf [256]byte
+		got, ok := lowered(name, &buf)
+		ascii := !strings.ContainsFunc(name, func(r rune) bool { return r >= 0x80 })
+		want := strings.ToLower(name)
+		if ascii && len(name) <= len(buf) && (!ok || got != want) || !ascii && ok {
+			t.Fatalf("lowered(%q) = %q, %v; strings.ToLower %q", name, got, ok, want)
+		}
 	}
 }
