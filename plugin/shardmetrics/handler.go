@@ -88,6 +88,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return h.m.ServeDNS(ctx, w, r)
 	}
 	reqSize := r.Len()
+	qname := r.Question[0].Name // as asked: a plugin below (rewrite) may change r
 	next := h.m.Next
 	rw := recorders.Get().(*recorder)
 	*rw = recorder{ResponseWriter: w, start: time.Now()}
@@ -109,16 +110,16 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if !plugin.ClientWrite(status) {
 		rc = status
 	}
-	h.report(ctx, w, r, rw, rc, reqSize)
+	h.report(ctx, w, r, rw, qname, rc, reqSize)
 	return status, err
 }
 
 // report counts the query as vars.Report does.
-func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, rw *recorder, rc, reqSize int) {
+func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, rw *recorder, qname string, rc, reqSize int) {
 	state := request.Request{W: w, Req: r}
 	k := key{
 		server: metrics.WithServer(ctx),
-		zone:   h.zoneOf(r.Question[0].Name, rw.start.UnixNano()),
+		zone:   h.zoneOf(qname, rw.start.UnixNano()),
 		view:   metrics.WithView(ctx),
 		proto:  state.Proto(),
 		family: "1",

@@ -54,6 +54,10 @@ func (answers) ServeDNS(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (in
 		w.WriteMsg(m)
 		m.Rcode = dns.RcodeRefused
 		return dns.RcodeSuccess, w.WriteMsg(m)
+	case "renamed": // as the rewrite plugin leaves the query: the name changed
+		r.Question[0].Name = "www.elsewhere.net."
+		r.Question[0].Qtype = dns.TypeAAAA
+		return dns.RcodeSuccess, w.WriteMsg(m)
 	case "raw":
 		b, _ := m.Pack()
 		_, err := w.Write(b)
@@ -80,7 +84,7 @@ func mix() []query {
 	tcp := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 3), Port: 5353}
 	var qs []query
 	i := 0
-	for _, first := range []string{"www", "nx", "fail", "silent", "twice", "raw", "a-longer-label"} {
+	for _, first := range []string{"www", "nx", "fail", "silent", "twice", "raw", "renamed", "a-longer-label"} {
 		for _, zone := range []string{"example.org.", "sub.example.org.", "EXAMPLE.org.", "elsewhere.net."} {
 			for _, t := range []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeMX, dns.TypeNSEC3, dns.TypeHTTPS, dns.TypeANY, 999, dns.TypeCAA} {
 				for _, remote := range []net.Addr{v4, v6, tcp} {
