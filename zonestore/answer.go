@@ -28,6 +28,38 @@ type Response struct {
 	// SOA is the zone's SOA as negative answers carry it, set with Alias:
 	// what a NODATA built from the ALIAS target's answer needs.
 	SOA dns.RR
+
+	// reuse: the three sections are arrays of the Response's own, kept by
+	// Reuse; an answer copies the zone's records into them rather than
+	// take the zone's slices.
+	reuse bool
+	// as and aaaas hold the A and AAAA records an answer made with a new
+	// owner, where reuse (owned).
+	as    []dns.A
+	aaaas []dns.AAAA
+}
+
+// Reuse readies res for the next Answer into it, keeping its sections'
+// arrays: from then on an answer copies the zone's records into them
+// instead of taking the zone's slices, so that a section built of more
+// than one RRset (a CNAME and its target, a referral's glue, additional
+// records, a denial's proofs) is appended without an allocation. A
+// section that was the zone's own slice, or none, gets a fresh array the
+// first time. The records they held are cleared, so that no older version
+// of a zone is kept alive by them. The caller must be done with the
+// sections and anything that carries them.
+func (res *Response) Reuse() {
+	keep := func(s []dns.RR) []dns.RR {
+		if !res.reuse || cap(s) == 0 {
+			return make([]dns.RR, 0, 8)
+		}
+		clear(s[:cap(s)]) // what a writer appended past the section too (Truncate's OPT)
+		return s[:0]
+	}
+	clear(res.as)
+	clear(res.aaaas)
+	*res = Response{Answer: keep(res.Answer), Ns: keep(res.Ns), Extra: keep(res.Extra), reuse: true,
+		as: res.as[:0], aaaas: res.aaaas[:0]}
 }
 
 // maxChain bounds how many CNAME and DNAME hops one answer follows inside the zone.
@@ -61,11 +93,12 @@ func (z *Zone) LookupInto(res *Response, qname string, qtype uint16, do bool) {
 func (z *Zone) Answer(res *Response, n Name, qtype uint16, do bool) {
 	res.Rcode, res.Authoritative = dns.RcodeSuccess, true
 	// An empty section may be a slice of the zone's, from an answer before
-	// this one: start it afresh rather than append into the zone.
-	if len(res.Answer) == 0 {
+	// this one: start it afresh rather than append into the zone. Not
+	// where Reuse made the sections the Response's own.
+	if len(res.Answer) == 0 && !res.reuse {
 		res.Answer = nil
 	}
-	if len(res.Ns) == 0 {
+	if len(res.Ns) == 0 && !res.reuse {
 		res.Ns = nil
 	}
 	do = do && z.signed
@@ -160,7 +193,7 @@ func (l *lookup) run(name, k string) {
 			return
 		}
 		if l.qtype == dns.TypeRRSIG {
-			l.res.Answer = appendOwned(l.res.Answer, s.sigs, name)
+			l.res.Answer = l.res.appendOwned(l.res.Answer, s.sigs, name)
 		} else {
 			l.put(&l.res.Answer, s, name)
 		}
@@ -228,9 +261,9 @@ func (z *Zone) wildcardOf(n *node) *node {
 // put appends an RRset under owner (the question's case for the name asked,
 // the zone's for names reached by a CNAME), with its signatures when DO is set.
 func (l *lookup) put(sec *[]dns.RR, s *rrset, owner string) {
-	*sec = appendOwned(*sec, s.rrs, owner)
+	*sec = l.res.appendOwned(*sec, s.rrs, owner)
 	if l.do {
-		*sec = appendOwned(*sec, s.sigs, owner)
+		*sec = l.res.appendOwned(*sec, s.sigs, owner)
 	}
 }
 
@@ -238,18 +271,41 @@ func (l *lookup) put(sec *[]dns.RR, s *rrset, owner string) {
 // those whose owner is not spelled as owner (a mixed-case question, or a
 // wildcard expansion). When the section is empty and no record needs a
 // copy, it takes the zone's slice itself (see share).
-func appendOwned(dst []dns.RR, rrs []dns.RR, owner string) []dns.RR {
+func (res *Response) appendOwned(dst []dns.RR, rrs []dns.RR, owner string) []dns.RR {
 	if len(dst) == 0 && ownedBy(rrs, owner) {
 		return share(dst, rrs)
 	}
 	for _, rr := range rrs {
 		if rr.Header().Name != owner {
-			rr = dns.Copy(rr)
-			rr.Header().Name = owner
+			rr = res.owned(rr, owner)
 		}
 		dst = append(dst, rr)
 	}
 	return dst
+}
+
+// owned is a copy of rr owned by owner. Where Reuse keeps the Response's
+// arrays, an A or AAAA record (a wildcard's usual answer) is copied into
+// one of them, its address shared with the zone's record, which nothing
+// writes; any other record is dns.Copy's.
+func (res *Response) owned(rr dns.RR, owner string) dns.RR {
+	if res.reuse {
+		switch r := rr.(type) {
+		case *dns.A:
+			res.as = append(res.as, *r)
+			c := &res.as[len(res.as)-1]
+			c.Hdr.Name = owner
+			return c
+		case *dns.AAAA:
+			res.aaaas = append(res.aaaas, *r)
+			c := &res.aaaas[len(res.aaaas)-1]
+			c.Hdr.Name = owner
+			return c
+		}
+	}
+	c := dns.Copy(rr)
+	c.Header().Name = owner
+	return c
 }
 
 func ownedBy(rrs []dns.RR, owner string) bool {
@@ -262,15 +318,16 @@ func ownedBy(rrs []dns.RR, owner string) bool {
 }
 
 // share appends rrs, which the zone holds, to an answer or authority
-// section; an empty section takes the zone's slice itself, its capacity cut
-// to its length so that any later append copies it, rather than a copy:
-// most answers are one RRset, and need no allocation for it. Stock file
+// section; an empty section without an array of its own (Reuse) takes the
+// zone's slice itself, its capacity cut to its length so that any later
+// append copies it, rather than a copy: most answers are one RRset, and
+// need no allocation for it. Stock file
 // answers from its zone the same way, and CoreDNS's plugins leave such
 // slices as they are (loadbalance copies before it shuffles). The
 // additional section is never shared: miekg/dns's Truncate shortens it and
 // appends the OPT record after what it kept.
 func share(dst, rrs []dns.RR) []dns.RR {
-	if len(dst) == 0 {
+	if len(dst) == 0 && cap(dst) == 0 {
 		return rrs[:len(rrs):len(rrs)]
 	}
 	return append(dst, rrs...)

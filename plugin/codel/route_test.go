@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"net"
+	"runtime"
 	"strings"
 	"testing"
 
@@ -166,22 +168,36 @@ func (panics) ServeDNS(context.Context, dns.ResponseWriter, *dns.Msg) (int, erro
 
 // TestFullChainAllocatesOnce: the full chain (prometheus, codel, fastpack,
 // zonestore) on the load test's zone and query mix, served as the reader
-// serves it, allocates once a query on average: the question's name, the
-// string miekg/dns's API needs. Issue 7's target, held here.
+// serves it, allocates once a query: the question's name, the string
+// miekg/dns's API needs. Issue 7's target, held here on the exact average
+// (testing.AllocsPerRun and the benchmarks' allocs/op round it down): what
+// the pools and the encoder's memory of names make while they grow, after
+// a collection, is all that may add to it.
 func TestFullChainAllocatesOnce(t *testing.T) {
 	if raceOn {
 		t.Skip("the race detector's instrumentation allocates")
 	}
 	template, packed := chainServer(t, chains[0].body, false)
-	for _, m := range packed { // every name met once: the shards' label sets, the encoder's memory
-		serveOne(template, m, sink{})
+	serveAll := func(passes int) {
+		for i := 0; i < passes*len(packed); i++ {
+			serveOne(template, packed[i%len(packed)], sink{})
+		}
 	}
-	i := 0
-	if n := testing.AllocsPerRun(2*len(packed), func() {
-		serveOne(template, packed[i%len(packed)], sink{})
-		i++
-	}); n > 1 {
-		t.Errorf("%g allocations a query", n)
+	serveAll(2) // every name met: the shards' label sets, the encoder's memory, the answers' arrays
+	runtime.GC()
+	serveAll(1) // the pools refilled from what the collection set aside
+	// The process's count: other tests' servers, shutting down, allocate
+	// too, now and then. The least of five passes is this chain's.
+	least := math.Inf(1)
+	for range 5 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		serveAll(1)
+		runtime.ReadMemStats(&after)
+		least = min(least, float64(after.Mallocs-before.Mallocs)/float64(len(packed)))
+	}
+	if n := least; n > 1.02 {
+		t.Errorf("%.3f allocations a query", n)
 	}
 }
 

@@ -128,7 +128,12 @@ type answer struct {
 	m   dns.Msg
 	q   [1]dns.Question
 	res zonestore.Response
-	key [32]byte // the question's lookup key, when it fits (most do; 32 keeps the whole in a 320-byte size class)
+	// key is room for the question's lookup key: appendKey writes up to
+	// nine octets past a name's length (the length octet and a word's
+	// spill), so this holds the key of any name of up to 119 octets. 32,
+	// before, missed every name of 24 octets or more (the load test's
+	// hosts), and each then allocated its key.
+	key [128]byte
 }
 
 // answers keeps answers of queries that ended, for the next ones.
@@ -151,7 +156,9 @@ func newAnswer(ctx context.Context) *answer {
 
 // End implements codel.Ender.
 func (a *answer) End() {
-	*a = answer{}
+	res := a.res
+	res.Reuse() // its sections' arrays, for the next answer
+	*a = answer{res: res}
 	answers.Put(a)
 }
 
