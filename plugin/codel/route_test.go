@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	_ "github.com/coredns/coredns/plugin/erratic"
+	_ "github.com/coredns/coredns/plugin/metadata"
 	_ "github.com/coredns/coredns/plugin/view"
 	_ "github.com/coredns/coredns/plugin/whoami"
 	"github.com/coredns/coredns/request"
@@ -38,14 +39,19 @@ func (*recorder) Hijack()                       {}
 
 // routed are server blocks on one socket of every kind the router meets:
 // a plain one at the root (zonestore, for example.org), one with another
-// chain under it, one with no plugins, and a zone two blocks share through
-// a view.
+// chain under it, one with no plugins, one with a metadata collector, one
+// behind a view, and a zone two blocks share through a view.
 const routed = `sub.example.org:PORT {
  bind 127.0.0.1
  whoami
 }
 empty.example.org:PORT {
  bind 127.0.0.1
+}
+meta.example.org:PORT {
+ bind 127.0.0.1
+ metadata
+ whoami
 }
 filtered.example.org:PORT {
  bind 127.0.0.1
@@ -105,6 +111,7 @@ func TestRouterIsServeDNS(t *testing.T) {
 		{"www.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeUpdate, -1, false},
 		{"www.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, 1, false},
 		{"x.empty.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, false},
+		{"x.meta.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, false},
 		{"x.filtered.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, false},
 		{"x.filtered.example.org.", dns.TypeAAAA, dns.ClassINET, dns.OpcodeQuery, -1, false},
 		{"viewed.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, false},
