@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/raceflag"
 )
 
 // benchMessages are the messages the encoder is measured on, beside
@@ -100,7 +102,7 @@ func benchPackBuffer(b *testing.B, msgs []*dns.Msg, size int) {
 }
 
 func TestEncodeDoesNotAllocate(t *testing.T) {
-	if raceEnabled {
+	if raceflag.Enabled {
 		t.Skip("the race detector's instrumentation allocates where the encoder does not")
 	}
 	e := NewEncoder()

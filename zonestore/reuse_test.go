@@ -7,6 +7,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/bench/workload"
+	"github.com/ontimedns/ontime/internal/raceflag"
 )
 
 // responseText is a Response as text, for comparing answers.
@@ -91,7 +92,7 @@ func TestReusedResponseAnswersAsFresh(t *testing.T) {
 // as their owner, a CNAME and its target) allocate nothing once the
 // Response's arrays have grown.
 func TestReusedResponseAllocatesNothing(t *testing.T) {
-	if raceEnabled {
+	if raceflag.Enabled {
 		t.Skip("the race detector's instrumentation allocates")
 	}
 	z, err := parse(t, head+"www A 192.0.2.1\n*.wild A 192.0.2.7\n*.wild AAAA 2001:db8::7\nc CNAME www\nsub NS ns.sub\nns.sub A 192.0.2.9\n")

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/raceflag"
 )
 
 func soaRR(origin string, serial uint32) *dns.SOA {
@@ -38,7 +40,7 @@ func TestSwapUnderLoad(t *testing.T) {
 	const origin = "example."
 	const hosts = 170000
 	swaps := 1000
-	if raceEnabled || testing.Short() {
+	if raceflag.Enabled || testing.Short() {
 		swaps = 50
 	}
 	store := NewStore()

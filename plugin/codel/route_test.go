@@ -19,6 +19,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/raceflag"
 )
 
 // recorder is the socket's place: it keeps the bytes of what it is given.
@@ -181,7 +182,7 @@ func (panics) ServeDNS(context.Context, dns.ResponseWriter, *dns.Msg) (int, erro
 // the pools and the encoder's memory of names make while they grow, after
 // a collection, is all that may add to it.
 func TestFullChainAllocatesOnce(t *testing.T) {
-	if raceOn {
+	if raceflag.Enabled {
 		t.Skip("the race detector's instrumentation allocates")
 	}
 	template, packed := chainServer(t, chains[0].body, false)

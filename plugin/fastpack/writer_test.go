@@ -12,6 +12,8 @@ import (
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ontimedns/ontime/internal/raceflag"
 )
 
 // capture is the socket end of a writer chain: it keeps the bytes that
@@ -166,7 +168,7 @@ func TestTSIGFallsBack(t *testing.T) {
 
 // TestEncodeAllocs: once warm, a write allocates nothing.
 func TestEncodeAllocs(t *testing.T) {
-	if raceEnabled {
+	if raceflag.Enabled {
 		t.Skip("the race detector makes sync.Pool drop what is put back")
 	}
 	r := new(dns.Msg)

@@ -18,6 +18,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/raceflag"
 )
 
 // writer is the socket's place: it keeps nothing it is given, and says
@@ -299,7 +300,7 @@ func TestShardsLoseNoCount(t *testing.T) {
 		t.Errorf("counted %g queries, made %d", got, goroutines*rounds*each)
 	}
 	// Under the race detector the pool drops handles on purpose.
-	if n := len(allShards()); n > 4*goroutines && !raceOn {
+	if n := len(allShards()); n > 4*goroutines && !raceflag.Enabled {
 		t.Errorf("%d shards for %d goroutines", n, goroutines)
 	}
 }
@@ -309,7 +310,7 @@ func pair(name, value string) *dto.LabelPair { return &dto.LabelPair{Name: &name
 // TestHandlerDoesNotAllocate: a query the shards have met before costs no
 // allocation of the metrics' own.
 func TestHandlerDoesNotAllocate(t *testing.T) {
-	if raceOn {
+	if raceflag.Enabled {
 		t.Skip("the race detector's instrumentation allocates")
 	}
 	h := Wrap(newStock())

@@ -1,0 +1,6 @@
+//go:build race
+
+package raceflag
+
+// Enabled: this build has the race detector.
+const Enabled = true

@@ -1,5 +1,0 @@
-//go:build race
-
-package codel
-
-const raceOn = true

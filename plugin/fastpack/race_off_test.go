@@ -1,5 +1,0 @@
-//go:build !race
-
-package fastpack
-
-const raceEnabled = false

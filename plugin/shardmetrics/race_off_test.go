@@ -1,5 +1,0 @@
-//go:build !race
-
-package shardmetrics
-
-const raceOn = false

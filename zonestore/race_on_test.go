@@ -1,5 +1,0 @@
-//go:build race
-
-package zonestore
-
-const raceEnabled = true
