@@ -12,7 +12,6 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics/vars"
-	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/codel"
@@ -177,10 +176,4 @@ func (q *query) Drop(codel.Reason) {
 	}
 }
 
-func (q *query) reply(rcode int) {
-	m := new(dns.Msg)
-	m.SetRcode(q.r, rcode)
-	state := request.Request{W: q.w, Req: q.r}
-	state.SizeAndDo(m)
-	q.w.WriteMsg(m)
-}
+func (q *query) reply(rcode int) { q.w.WriteMsg(errorAnswer(q.w, q.r, rcode)) }

@@ -360,7 +360,7 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked, sw *
 		}
 	}
 	if h := ctx.route.route(req); h != nil {
-		serveRouted(ctx, ctx.route, ctx.server, h, w, req, sw)
+		serveRouted(ctx, h, w, req, sw)
 		return
 	}
 	ctx.server.ServeDNS(ctx, w, req)

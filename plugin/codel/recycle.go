@@ -2,6 +2,7 @@ package codel
 
 import (
 	"reflect"
+	"unsafe"
 
 	"github.com/coredns/coredns/core/dnsserver"
 )
@@ -50,23 +51,26 @@ func recyclable(s *dnsserver.Server) (bool, string) {
 	return true, ""
 }
 
-// configsOf returns the server blocks s serves. CoreDNS exports no way to
-// list them; they are read from the server's own table (zones, in CoreDNS
-// 1.15). Where that table is not what it was, configsOf returns nil and
-// nothing is recycled: TestRecyclingIsOnForTheExample fails then, rather
-// than the server growing slower unseen.
+// configsOf returns the server blocks s serves; nil where they cannot be
+// read (serverZones).
 func configsOf(s *dnsserver.Server) []*dnsserver.Config {
-	want := reflect.TypeFor[map[string][]*dnsserver.Config]()
-	v := reflect.ValueOf(s).Elem().FieldByName("zones")
-	if !v.IsValid() || v.Type() != want {
-		return nil
-	}
 	var configs []*dnsserver.Config
-	for it := v.MapRange(); it.Next(); {
-		list := it.Value()
-		for i := range list.Len() {
-			configs = append(configs, (*dnsserver.Config)(list.Index(i).UnsafePointer()))
-		}
+	for _, list := range serverZones(s) {
+		configs = append(configs, list...)
 	}
 	return configs
+}
+
+// serverZones returns s's table of server blocks by zone. CoreDNS exports
+// no way to list them; they are read from the server's own table (zones,
+// in CoreDNS 1.15). Where that table is not what it was, serverZones
+// returns nil: nothing is recycled nor routed here, and
+// TestRecyclingIsOnForTheExample fails then, rather than the server
+// growing slower unseen.
+func serverZones(s *dnsserver.Server) map[string][]*dnsserver.Config {
+	v := reflect.ValueOf(s).Elem().FieldByName("zones")
+	if !v.IsValid() || v.Type() != reflect.TypeFor[map[string][]*dnsserver.Config]() {
+		return nil
+	}
+	return *(*map[string][]*dnsserver.Config)(unsafe.Pointer(v.UnsafeAddr()))
 }

@@ -1,7 +1,6 @@
 package codel
 
 import (
-	"context"
 	"reflect"
 	"runtime/debug"
 	"time"
@@ -36,23 +35,22 @@ type router struct {
 	stacktrace bool
 }
 
-// routerOf reads s's table of server blocks (as configsOf does); nil where
-// it cannot, or where s is in debug mode (a panic is not recovered there).
+// routerOf reads s's table of server blocks (serverZones); nil where it
+// cannot, or where s is in debug mode (a panic is not recovered there).
 func routerOf(s *dnsserver.Server) *router {
 	v := reflect.ValueOf(s).Elem()
-	zones, dbg, stack := v.FieldByName("zones"), v.FieldByName("debug"), v.FieldByName("stacktrace")
-	if !zones.IsValid() || zones.Type() != reflect.TypeFor[map[string][]*dnsserver.Config]() ||
-		!dbg.IsValid() || dbg.Kind() != reflect.Bool || dbg.Bool() ||
+	zones, dbg, stack := serverZones(s), v.FieldByName("debug"), v.FieldByName("stacktrace")
+	if zones == nil || !dbg.IsValid() || dbg.Kind() != reflect.Bool || dbg.Bool() ||
 		!stack.IsValid() || stack.Kind() != reflect.Bool {
 		return nil
 	}
 	rt := &router{zones: map[string]plugin.Handler{}, stacktrace: stack.Bool()}
-	for it := zones.MapRange(); it.Next(); {
+	for zone, list := range zones {
 		var h plugin.Handler
-		if list := it.Value(); list.Len() == 1 {
-			h = plainChain((*dnsserver.Config)(list.Index(0).UnsafePointer()))
+		if len(list) == 1 {
+			h = plainChain(list[0])
 		}
-		rt.zones[it.Key().String()] = h
+		rt.zones[zone] = h
 	}
 	return rt
 }
@@ -127,21 +125,23 @@ func lowered(name string, buf *[256]byte) (string, bool) {
 	return unsafe.String(&buf[0], len(name)), true
 }
 
-// serveRouted serves r on chain h as Server.ServeDNS does once it has
-// found h: through sw, a ScrubWriter around w, an rcode the chain did not
-// write written here, a panic answered with SERVFAIL and counted.
-func serveRouted(ctx context.Context, rt *router, s *dnsserver.Server, h plugin.Handler, w dns.ResponseWriter, r *dns.Msg, sw *request.ScrubWriter) {
+// serveRouted serves r on chain h, found by ctx.route, as Server.ServeDNS
+// does once it has found h: through sw, a ScrubWriter around w, an rcode
+// the chain did not write written here, a panic answered with SERVFAIL and
+// counted.
+func serveRouted(ctx *packetContext, h plugin.Handler, w dns.ResponseWriter, r *dns.Msg, sw *request.ScrubWriter) {
 	*sw = *request.NewScrubWriter(r, w)
 	defer func() {
 		if rec := recover(); rec != nil {
-			if rt.stacktrace {
-				log.Errorf("Recovered from panic in server: %q %v\n%s", s.Addr, rec, string(debug.Stack()))
+			addr := ctx.server.Addr
+			if ctx.route.stacktrace {
+				log.Errorf("Recovered from panic in server: %q %v\n%s", addr, rec, string(debug.Stack()))
 			} else {
-				log.Errorf("Recovered from panic in server: %q %v", s.Addr, rec)
+				log.Errorf("Recovered from panic in server: %q %v", addr, rec)
 			}
 			vars.Panic.Inc()
 			answer := errorAnswer(sw, r, dns.RcodeServerFailure)
-			vars.Report(s.Addr, request.Request{W: sw, Req: r}, vars.Dropped, "", rcode.ToString(dns.RcodeServerFailure), "", answer.Len(), time.Now())
+			vars.Report(addr, request.Request{W: sw, Req: r}, vars.Dropped, "", rcode.ToString(dns.RcodeServerFailure), "", answer.Len(), time.Now())
 			sw.WriteMsg(answer)
 		}
 	}()
@@ -150,7 +150,8 @@ func serveRouted(ctx context.Context, rt *router, s *dnsserver.Server, h plugin.
 	}
 }
 
-// errorAnswer is the server's answer of rcode rc to r.
+// errorAnswer is the server's answer of rcode rc to r, as CoreDNS's server
+// and miekg/dns's make it: the question echoed, EDNS as the query's.
 func errorAnswer(w dns.ResponseWriter, r *dns.Msg, rc int) *dns.Msg {
 	answer := new(dns.Msg)
 	answer.SetRcode(r, rc)

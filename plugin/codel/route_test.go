@@ -141,7 +141,7 @@ func TestRouterIsServeDNS(t *testing.T) {
 		}
 		got := new(recorder)
 		var sw request.ScrubWriter
-		serveRouted(ctx, r.route, r.server, h, got, m.Copy(), &sw)
+		serveRouted(ctx, h, got, m.Copy(), &sw)
 		if !bytes.Equal(got.got, want.got) {
 			a, b := new(dns.Msg), new(dns.Msg)
 			a.Unpack(got.got)
@@ -160,7 +160,7 @@ func TestRoutedQueryPanics(t *testing.T) {
 	got := new(recorder)
 	var sw request.ScrubWriter
 	ctx := &packetContext{Context: context.Background(), server: r.server, route: r.route}
-	serveRouted(ctx, r.route, r.server, panics{}, got, m, &sw)
+	serveRouted(ctx, panics{}, got, m, &sw)
 	a := new(dns.Msg)
 	if err := a.Unpack(got.got); err != nil || a.Rcode != dns.RcodeServerFailure || a.Id != m.Id {
 		t.Fatalf("after a panic: %v %v", a, err)
