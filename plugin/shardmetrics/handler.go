@@ -21,7 +21,6 @@ package shardmetrics
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -32,9 +31,9 @@ import (
 	"github.com/coredns/coredns/plugin/pkg/rcode"
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
-	ot "github.com/opentracing/opentracing-go"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/chain"
 )
 
 // Stock, set before a chain is built, leaves the stock handler in place:
@@ -93,18 +92,12 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	rw := recorders.Get().(*recorder)
 	*rw = recorder{ResponseWriter: w, start: time.Now()}
 	hop.Life.AtEnd(rw) // false: it is this query's alone, never put back
-	var status int
-	var err error
-	switch {
-	case next == nil:
-		status, err = dns.RcodeServerFailure, plugin.Error(h.Name(), errors.New("no next plugin found"))
-	case ot.SpanFromContext(ctx) != nil:
+	if next != nil {
 		rw.next = next.Name()
-		status, err = plugin.NextOrFailure(h.Name(), next, ctx, rw, r)
-	default:
-		rw.next = next.Name()
-		status, err = next.ServeDNS(ctx, rw, r)
 	}
+	// rw is no PluginTracker: chain.Next wraps nothing around it, and
+	// fails as NextOrFailure does where there is no next plugin.
+	status, err := chain.Next(h.Name(), next, ctx, rw, r)
 
 	rc := rw.rcode
 	if !plugin.ClientWrite(status) {
@@ -170,7 +163,9 @@ func (h *Handler) zoneOf(qname string, now int64) string {
 }
 
 // holds reports whether zone, a lowercased name, holds qname, a name
-// without escapes: it is qname's last labels, in any case.
+// without escapes: it is qname's last labels, in any case. Such a name is
+// ASCII (miekg/dns escapes every other octet), where strings.EqualFold
+// folds as dns.IsSubDomain does.
 func holds(zone, qname string) bool {
 	if zone == "." {
 		return true
@@ -179,17 +174,5 @@ func holds(zone, qname string) bool {
 		return false
 	}
 	cut := len(qname) - len(zone)
-	if cut > 0 && qname[cut-1] != '.' {
-		return false
-	}
-	for i := 0; i < len(zone); i++ {
-		c := qname[cut+i]
-		if 'A' <= c && c <= 'Z' {
-			c += 'a' - 'A'
-		}
-		if c != zone[i] {
-			return false
-		}
-	}
-	return true
+	return (cut == 0 || qname[cut-1] == '.') && strings.EqualFold(qname[cut:], zone)
 }
