@@ -34,14 +34,7 @@ func FuzzParse(f *testing.F) {
 // FuzzLookup asks the conformance zones arbitrary names and types, with and
 // without DO: never a panic, and every answer has a valid rcode.
 func FuzzLookup(f *testing.F) {
-	var zones []*Zone
-	for _, o := range []string{"example.org", "signed.test", "nsec3.test"} {
-		z, err := ParseFile("../testdata/zones/"+o+".zone", o)
-		if err != nil {
-			f.Fatal(err)
-		}
-		zones = append(zones, z)
-	}
+	zones := conformanceZones(f)
 	f.Add("www.example.org.", uint16(dns.TypeA), false)
 	f.Add(`a.b.dname.signed.test.`, uint16(dns.TypeCNAME), true)
 	f.Add(`x.\000.wild.nsec3.test.`, uint16(dns.TypeANY), true)
@@ -58,4 +51,18 @@ func FuzzLookup(f *testing.F) {
 			}
 		}
 	})
+}
+
+// conformanceZones parses the conformance suite's zones: plain, signed with
+// NSEC, and signed with NSEC3.
+func conformanceZones(tb testing.TB) []*Zone {
+	var zones []*Zone
+	for _, o := range []string{"example.org", "signed.test", "nsec3.test"} {
+		z, err := ParseFile("../testdata/zones/"+o+".zone", o)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		zones = append(zones, z)
+	}
+	return zones
 }

@@ -26,14 +26,7 @@ func responseText(res *Response) string {
 // (appends, Truncate with its OPT record) changes neither the next answer
 // nor what the zone answers.
 func TestReusedResponseAnswersAsFresh(t *testing.T) {
-	var zones []*Zone
-	for _, o := range []string{"example.org", "signed.test", "nsec3.test"} {
-		z, err := ParseFile("../testdata/zones/"+o+".zone", o)
-		if err != nil {
-			t.Fatal(err)
-		}
-		zones = append(zones, z)
-	}
+	zones := conformanceZones(t)
 	z, err := Parse(strings.NewReader(workload.Zone(2000)), workload.Origin, "")
 	if err != nil {
 		t.Fatal(err)
