@@ -66,7 +66,7 @@ type Handler struct {
 	zones atomic.Pointer[zoneNames]
 }
 
-// zoneNames are the stock plugin's zones as read at a time (unix ns). The
+// zoneNames are the stock plugin's zones as read at a time (codel.Now). The
 // plugin reads them under its lock for every query; they change only when
 // the auto plugin adds or removes a zone, so a Handler reads them again
 // once they are zonesAge old, and a query never takes the lock.
@@ -90,7 +90,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	qname := r.Question[0].Name // as asked: a plugin below (rewrite) may change r
 	next := h.m.Next
 	rw := recorders.Get().(*recorder)
-	*rw = recorder{ResponseWriter: w, start: time.Now()}
+	*rw = recorder{ResponseWriter: w, start: codel.Now()}
 	hop.Life.AtEnd(rw) // false: it is this query's alone, never put back
 	if next != nil {
 		rw.next = next.Name()
@@ -112,12 +112,12 @@ func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 	state := request.Request{W: w, Req: r}
 	k := key{
 		server: metrics.WithServer(ctx),
-		zone:   h.zoneOf(qname, rw.start.UnixNano()),
+		zone:   h.zoneOf(qname, rw.start),
 		view:   metrics.WithView(ctx),
 		proto:  state.Proto(),
 		family: "1",
 		qtype:  qtypeLabel(state.QType()),
-		rcode:  rcode.ToString(rc),
+		rcode:  rcodeLabel(rc),
 		plugin: rw.plugin,
 		do:     state.Do(),
 	}
@@ -130,11 +130,28 @@ func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 		se.do.Inc()
 	}
 	se.requests.Inc()
-	se.duration.Observe(time.Since(rw.start).Seconds())
+	se.duration.Observe(time.Duration(codel.Now() - rw.start).Seconds())
 	se.respSize.Observe(float64(rw.size))
 	se.reqSize.Observe(float64(reqSize))
 	se.rcode.Inc()
 	handles.Put(hd)
+}
+
+// rcodeNames are rcode.ToString's labels of the rcodes miekg/dns names,
+// by number: ToString looks each up in a map.
+var rcodeNames = func() (names [24]string) {
+	for rc := range names {
+		names[rc] = rcode.ToString(rc)
+	}
+	return names
+}()
+
+// rcodeLabel is rcode.ToString(rc).
+func rcodeLabel(rc int) string {
+	if rc >= 0 && rc < len(rcodeNames) {
+		return rcodeNames[rc]
+	}
+	return rcode.ToString(rc)
 }
 
 // zoneOf is the longest of the stock plugin's zones that holds qname, or

@@ -13,6 +13,7 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics"
+	"github.com/coredns/coredns/plugin/pkg/rcode"
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -340,6 +341,14 @@ func TestHoldsIsMatches(t *testing.T) {
 			if got, want := holds(z, name), dns.IsSubDomain(z, name); got != want {
 				t.Errorf("holds(%q, %q) = %v, dns.IsSubDomain %v", z, name, got, want)
 			}
+		}
+	}
+}
+
+func TestRcodeLabelIsToString(t *testing.T) {
+	for rc := -2; rc < 5000; rc++ {
+		if got, want := rcodeLabel(rc), rcode.ToString(rc); got != want {
+			t.Errorf("rcodeLabel(%d) = %q, rcode.ToString %q", rc, got, want)
 		}
 	}
 }

@@ -2,7 +2,6 @@ package shardmetrics
 
 import (
 	"sync"
-	"time"
 
 	"github.com/miekg/dns"
 )
@@ -17,7 +16,7 @@ type recorder struct {
 	rcode, size int
 	plugin      string // set on the first write
 	next        string // the plugin the query was handed to
-	start       time.Time
+	start       int64  // codel.Now: a monotonic clock read once (time.Now reads two)
 }
 
 func (r *recorder) WriteMsg(m *dns.Msg) error {
