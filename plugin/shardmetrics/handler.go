@@ -110,13 +110,14 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 // report counts the query as vars.Report does.
 func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, rw *recorder, qname string, rc, reqSize int) {
 	state := request.Request{W: w, Req: r}
+	qt := state.QType()
 	k := key{
 		server: metrics.WithServer(ctx),
 		zone:   h.zoneOf(qname, rw.start),
 		view:   metrics.WithView(ctx),
 		proto:  state.Proto(),
 		family: "1",
-		qtype:  qtypeLabel(state.QType()),
+		qtype:  qtypeLabel(qt),
 		rcode:  rcodeLabel(rc),
 		plugin: rw.plugin,
 		do:     state.Do(),
@@ -125,7 +126,7 @@ func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 		k.family = "2"
 	}
 	hd := handles.Get().(*handle)
-	se := hd.s.seriesOf(k)
+	se := hd.s.seriesOf(k, uint(qt)*7+uint(rc)*3+uint(len(k.zone)))
 	if k.do {
 		se.do.Inc()
 	}

@@ -27,12 +27,37 @@ type series struct {
 type shard struct {
 	vecs   *vecs
 	series map[key]*series // the holder's alone
+	recent [recentSlots]recentSeries
 }
 
-func (s *shard) seriesOf(k key) *series {
-	if se := s.series[k]; se != nil {
-		return se
+// recent is a direct-mapped cache in front of series, placed by the key's
+// small numbers (qtype, rcode) and checked by comparing the whole key. The
+// map hashes all eight strings of a key on every lookup; here equal labels
+// are nearly always the same strings (the tables' labels, the server's
+// address), which compare by pointer.
+const recentSlots = 32
+
+type recentSeries struct {
+	k  key
+	se *series
+}
+
+// seriesOf returns k's series; slot is any number the caller derives from
+// k, to spread keys over recent.
+func (s *shard) seriesOf(k key, slot uint) *series {
+	r := &s.recent[slot%recentSlots]
+	if r.se != nil && r.k == k {
+		return r.se
 	}
+	se := s.series[k]
+	if se == nil {
+		se = s.newSeries(k)
+	}
+	*r = recentSeries{k, se}
+	return se
+}
+
+func (s *shard) newSeries(k key) *series {
 	v := s.vecs
 	se := &series{
 		requests: v.requests.WithLabelValues(k.server, k.zone, k.view, k.proto, k.family, k.qtype),
