@@ -167,18 +167,21 @@ func BenchmarkChain(b *testing.B) {
 			s, packed := chainServer(b, c.body, c.stock)
 			b.ReportAllocs()
 			b.ResetTimer()
+			room := new(nameRoom)
 			for i := 0; b.Loop(); i++ {
-				serveOne(s, packed[i%len(packed)], sink{})
+				serveOne(s, packed[i%len(packed)], sink{}, room)
 			}
 		})
 	}
 }
 
-// serveOne serves m as the reader does: in a packet from the pool, under
-// a context made for it, the packet kept again when the query ends.
-func serveOne(template *packetContext, m []byte, w dns.ResponseWriter) {
+// serveOne serves m as a worker does: in a packet from the pool, under a
+// context made for it, its name made in the worker's room (nil: none),
+// the packet kept again when the query ends.
+func serveOne(template *packetContext, m []byte, w dns.ResponseWriter, room *nameRoom) {
 	p := packetPool.Get().(*packet)
 	p.ctx = *template
+	p.req.names = room
 	if p.ctx.hop.Life != nil {
 		p.ctx.hop.Life = &p.life
 	}
@@ -195,8 +198,9 @@ func BenchmarkChainParallel(b *testing.B) {
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
+				room := new(nameRoom) // each goroutine a worker
 				for i := 0; pb.Next(); i++ {
-					serveOne(s, packed[i%len(packed)], sink{})
+					serveOne(s, packed[i%len(packed)], sink{}, room)
 				}
 			})
 		})

@@ -67,10 +67,11 @@ func FuzzPacketThroughTheChain(f *testing.F) {
 	f.Add([]byte{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'w'})           // a question cut short
 	f.Add([]byte{0, 2, 0x80, 0, 0, 1, 0, 0, 0, 0, 0, 0})                // a response
 	f.Add([]byte{0, 3, 0x28, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 1}) // an UPDATE
+	room := new(nameRoom)
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if len(data) < 12 {
 			return // the reader drops these before the queue
 		}
-		serveOne(template, data, checkingSink{t: t, id: binary.BigEndian.Uint16(data)})
+		serveOne(template, data, checkingSink{t: t, id: binary.BigEndian.Uint16(data)}, room)
 	})
 }

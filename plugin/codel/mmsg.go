@@ -88,6 +88,8 @@ type outbox struct {
 	iovs  [batch]unix.Iovec
 	names [batch]unix.RawSockaddrInet6
 	oobs  [batch][]byte
+
+	qnames nameRoom // the names of the questions its worker reads; that worker's alone, without mu
 }
 
 // add holds a copy of b, an answer to to from src (on a wildcard socket),

@@ -17,6 +17,7 @@ import (
 func TestUnpackNameIsMiekg(t *testing.T) {
 	rng := rand.New(rand.NewPCG(9, 10))
 	plainSeen, fallbackSeen := 0, 0
+	names, made := new(nameRoom), [][2]string(nil)
 	for range 300000 {
 		m := make([]byte, 12, 300)
 		for i := range m {
@@ -55,7 +56,12 @@ func TestUnpackNameIsMiekg(t *testing.T) {
 		}
 		m = append(m, 0, 1, 0, 1) // the question's type and class after it
 		wantName, wantOff, wantErr := dns.UnpackDomainName(m, 12)
-		gotName, gotOff, gotErr := unpackName(m, 12)
+		room := names // mostly made in one room, as a worker's names are
+		if rng.IntN(8) == 0 {
+			room = nil
+		}
+		gotName, gotOff, gotErr := unpackName(m, 12, room)
+		made = append(made, [2]string{gotName, wantName})
 		if gotName != wantName || gotOff != wantOff || (gotErr == nil) != (wantErr == nil) ||
 			(gotErr != nil && gotErr.Error() != wantErr.Error()) {
 			t.Fatalf("% x:\n got %q, %d, %v\nwant %q, %d, %v", m, gotName, gotOff, gotErr, wantName, wantOff, wantErr)
@@ -64,6 +70,13 @@ func TestUnpackNameIsMiekg(t *testing.T) {
 			plainSeen++
 		} else {
 			fallbackSeen++
+		}
+	}
+	// A name once made never changes, however many are made after it in
+	// the same room.
+	for _, n := range made {
+		if n[0] != n[1] {
+			t.Fatalf("a name made as %q is now %q", n[1], n[0])
 		}
 	}
 	if plainSeen < 1000 || fallbackSeen < 1000 {
@@ -97,9 +110,11 @@ func plainName(m []byte) bool {
 }
 
 // BenchmarkUnpackName reads the questions of the load test's query mix,
-// beside dns.UnpackDomainName on the same.
+// beside dns.UnpackDomainName on the same, its names made in a worker's
+// room.
 func BenchmarkUnpackName(b *testing.B) {
 	var packed [][]byte
+	room := new(nameRoom)
 	for _, q := range workload.Queries(50000, 4096) {
 		m := new(dns.Msg)
 		m.SetQuestion(q.Name, dns.StringToType[q.Type])
@@ -112,7 +127,8 @@ func BenchmarkUnpackName(b *testing.B) {
 	for _, c := range []struct {
 		name   string
 		unpack func([]byte, int) (string, int, error)
-	}{{"unpackName", unpackName}, {"UnpackDomainName", dns.UnpackDomainName}} {
+	}{{"unpackName", func(m []byte, off int) (string, int, error) { return unpackName(m, off, room) }},
+		{"UnpackDomainName", dns.UnpackDomainName}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {

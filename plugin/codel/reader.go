@@ -289,6 +289,7 @@ func (p *packet) RunLocal(l codel.Local) {
 	out := l.(*outbox)
 	out.due(p.w.r.c.now())
 	p.w.out = out
+	p.req.names = &out.qnames
 	p.serve()
 	out.mu.Lock()
 	p.w.done = true

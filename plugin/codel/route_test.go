@@ -174,21 +174,23 @@ func (panics) ServeDNS(context.Context, dns.ResponseWriter, *dns.Msg) (int, erro
 	panic(fmt.Sprint("a plugin's bug"))
 }
 
-// TestFullChainAllocatesOnce: the full chain (prometheus, codel, fastpack,
-// zonestore) on the load test's zone and query mix, served as the reader
-// serves it, allocates once a query: the question's name, the string
-// miekg/dns's API needs. Issue 7's target, held here on the exact average
-// (testing.AllocsPerRun and the benchmarks' allocs/op round it down): what
-// the pools and the encoder's memory of names make while they grow, after
-// a collection, is all that may add to it.
-func TestFullChainAllocatesOnce(t *testing.T) {
+// TestFullChainAllocatesAlmostNothing: the full chain (prometheus, codel,
+// fastpack, zonestore) on the load test's zone and query mix, served as a
+// worker serves it, allocates less than once in twenty queries: a block of
+// the worker's room for question names now and then, and what the pools
+// and the encoder's memory of names make while they grow, after a
+// collection. Issue 7's target is one allocation a query at most; held
+// here on the exact average (testing.AllocsPerRun and the benchmarks'
+// allocs/op round it down).
+func TestFullChainAllocatesAlmostNothing(t *testing.T) {
 	if raceflag.Enabled {
 		t.Skip("the race detector's instrumentation allocates")
 	}
 	template, packed := chainServer(t, chains[0].body, false)
+	room := new(nameRoom)
 	serveAll := func(passes int) {
 		for i := 0; i < passes*len(packed); i++ {
-			serveOne(template, packed[i%len(packed)], sink{})
+			serveOne(template, packed[i%len(packed)], sink{}, room)
 		}
 	}
 	serveAll(2) // every name met: the shards' label sets, the encoder's memory, the answers' arrays
@@ -204,7 +206,7 @@ func TestFullChainAllocatesOnce(t *testing.T) {
 		runtime.ReadMemStats(&after)
 		least = min(least, float64(after.Mallocs-before.Mallocs)/float64(len(packed)))
 	}
-	if n := least; n > 1.02 {
+	if n := least; n > 0.05 {
 		t.Errorf("%.3f allocations a query", n)
 	}
 }

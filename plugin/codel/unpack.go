@@ -10,6 +10,7 @@ import (
 // and room for the sections of a common query, so that unpacking it makes
 // nothing but its name's string.
 type unpacked struct {
+	names *nameRoom // where the question's name is made; nil: a string of its own
 	msg   dns.Msg
 	q     [1]dns.Question
 	extra [1]dns.RR
@@ -45,7 +46,7 @@ func (u *unpacked) unpack(m []byte) error {
 	if qd != 1 || an != 0 || ns != 0 || ar > 1 {
 		return u.msg.Unpack(m)
 	}
-	name, off, err := unpackName(m, 12)
+	name, off, err := unpackName(m, 12, u.names)
 	// A question cut short is Unpack's: it keeps what there is of it.
 	if err != nil || off+4 > len(m) || (ar == 1 && off+4 == len(m)) {
 		return u.msg.Unpack(m)

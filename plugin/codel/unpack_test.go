@@ -2,11 +2,13 @@ package codel
 
 import (
 	"reflect"
+	"runtime"
 	"testing"
 
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/bench/workload"
+	"github.com/ontimedns/ontime/internal/raceflag"
 )
 
 // unpackCases are queries as clients send them, and as they arrive broken:
@@ -100,13 +102,30 @@ func TestUnpackIsUnpack(t *testing.T) {
 }
 
 // TestUnpackAllocatesTheNameAlone: the common query, with EDNS or
-// without, costs one allocation, its name's string.
+// without, costs one allocation, its name's string, and in a worker's room
+// for names a share of a block (exactly counted: AllocsPerRun rounds down).
 func TestUnpackAllocatesTheNameAlone(t *testing.T) {
+	if raceflag.Enabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
 	cases := unpackCases(t)
 	var u unpacked
 	for _, m := range cases[:2] {
-		if n := testing.AllocsPerRun(100, func() { u.unpack(m) }); n > 1 {
+		if n := testing.AllocsPerRun(100, func() { u.unpack(m) }); n != 1 {
 			t.Errorf("% x: %v allocations, want 1", m, n)
+		}
+	}
+	u.names = new(nameRoom)
+	for _, m := range cases[:2] {
+		const runs = 10000
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		for range runs {
+			u.unpack(m)
+		}
+		runtime.ReadMemStats(&after)
+		if n := float64(after.Mallocs-before.Mallocs) / runs; n > 0.05 {
+			t.Errorf("% x: %.3f allocations in a room, want a block's share", m, n)
 		}
 	}
 }
