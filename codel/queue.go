@@ -116,8 +116,8 @@ type drop struct {
 }
 
 // Queue is one bounded queue in front of long-lived workers. Every query
-// it drops, it drops in one place (next, or Submit when full), counted by
-// reason.
+// it drops, it drops in one place (next, or SubmitAll when full), counted
+// by reason.
 type Queue struct {
 	cfg      Config
 	deadline int64
@@ -180,35 +180,56 @@ func (q *Queue) Config() Config { return q.cfg }
 // caller's goroutine: a query that reaches a server being replaced is
 // still answered.
 func (q *Queue) Submit(t Task, arrival int64) {
+	one := [1]Arrived{{t, arrival}}
+	q.SubmitAll(one[:])
+}
+
+// Arrived is a task and when it arrived (by the queue's clock).
+type Arrived struct {
+	Task    Task
+	Arrival int64
+}
+
+// SubmitAll does what Submit does for each of ts, in order, under one
+// taking of the lock: a socket reader that read a batch hands it over with
+// one write to the lock every worker takes, instead of one a query.
+func (q *Queue) SubmitAll(ts []Arrived) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
-		t.Run()
+		for _, t := range ts {
+			t.Task.Run()
+		}
 		return
 	}
 	if q.stalled {
-		q.drops[Stalled]++
+		q.drops[Stalled] += uint64(len(ts))
 		q.mu.Unlock()
-		t.Drop(Stalled)
+		for _, t := range ts {
+			t.Task.Drop(Stalled)
+		}
 		return
 	}
-	var evicted Task
-	if q.n == len(q.ring) {
-		evicted = q.popHead().task
-		q.drops[Full]++
-	}
-	q.ring[(q.head+q.n)%len(q.ring)] = entry{t, arrival}
-	q.n++
-	if k := len(q.idle); k > 0 {
-		w := q.idle[k-1]
-		q.idle = q.idle[:k-1]
-		w.wake <- struct{}{} // buffered: a parked worker's channel is empty
-	} else if !q.watching {
-		q.armStall()
+	var room [8]Task
+	evicted := room[:0] // told outside the lock
+	for _, t := range ts {
+		if q.n == len(q.ring) {
+			evicted = append(evicted, q.popHead().task)
+			q.drops[Full]++
+		}
+		q.ring[(q.head+q.n)%len(q.ring)] = entry{t.Task, t.Arrival}
+		q.n++
+		if k := len(q.idle); k > 0 {
+			w := q.idle[k-1]
+			q.idle = q.idle[:k-1]
+			w.wake <- struct{}{} // buffered: a parked worker's channel is empty
+		} else if !q.watching {
+			q.armStall()
+		}
 	}
 	q.mu.Unlock()
-	if evicted != nil {
-		evicted.Drop(Full)
+	for _, t := range evicted {
+		t.Drop(Full)
 	}
 }
 

@@ -476,3 +476,86 @@ func TestOverloadEndsWithCPUToSpare(t *testing.T) {
 		t.Fatal("a whole interval below the target did not end the overload")
 	}
 }
+
+// TestSubmitAllIsSubmitInTurn: a batch handed over at once is queued as
+// its queries one after another would be: the oldest dropped when the
+// queue is full (more of them than the 8 the drops keep room for, beside
+// the lock), the rest served in arrival order, one idle worker woken for
+// each query, and after Close each run on the caller's goroutine.
+func TestSubmitAllIsSubmitInTurn(t *testing.T) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Capacity: 3, Clock: clock.now})
+	log := newEvents()
+	release := blockWorker(t, q, log, 1)
+	var batch []Arrived
+	for i := range 12 {
+		batch = append(batch, Arrived{&task{name: fmt.Sprint(i), log: log}, 1})
+	}
+	q.SubmitAll(batch)
+	for i := range 9 {
+		if r, ok := log.dropped(fmt.Sprint(i)); !ok || r != Full {
+			t.Fatalf("query %d: dropped=%v reason=%v, want dropped for a full queue", i, ok, r)
+		}
+	}
+	release()
+	waitFor(t, "the rest served", func() bool { return len(log.ran()) == 4 })
+	if got := log.ran()[1:]; !slices.Equal(got, []string{"9", "10", "11"}) {
+		t.Fatalf("served %v, want 9 10 11", got)
+	}
+	if st := q.Stats(); st.Drops[Full] != 9 {
+		t.Fatalf("full drops %d, want 9", st.Drops[Full])
+	}
+	q.Close()
+	after := newEvents()
+	q.SubmitAll([]Arrived{{&task{name: "a", log: after}, 1}, {&task{name: "b", log: after}, 1}})
+	if got := after.ran(); !slices.Equal(got, []string{"a", "b"}) {
+		t.Fatalf("after Close, ran %v, want a b on the caller's goroutine", got)
+	}
+
+	// Three idle workers, three queries that each wait for the other two
+	// to start: they finish only if each woke its own worker.
+	q = New(Config{Workers: 3})
+	defer q.Close()
+	waitFor(t, "three idle workers", func() bool { q.mu.Lock(); defer q.mu.Unlock(); return len(q.idle) == 3 })
+	var started sync.WaitGroup
+	started.Add(3)
+	log = newEvents()
+	var all []Arrived
+	for _, n := range []string{"x", "y", "z"} {
+		all = append(all, Arrived{&meet{task{name: n, log: log}, &started}, Now()})
+	}
+	q.SubmitAll(all)
+	waitFor(t, "all three served together", func() bool { return len(log.ran()) == 3 })
+}
+
+// meet is a task that runs once every other task of its group has started.
+type meet struct {
+	task
+	group *sync.WaitGroup
+}
+
+func (m *meet) Run() {
+	m.group.Done()
+	m.group.Wait()
+	m.task.Run()
+}
+
+// TestSubmitAllWhileStalled: a batch reaching a queue that may add no
+// worker and made no progress is dropped whole, each counted.
+func TestSubmitAllWhileStalled(t *testing.T) {
+	q := New(Config{Workers: 1})
+	defer q.Close()
+	q.mu.Lock()
+	q.stalled = true
+	q.mu.Unlock()
+	log := newEvents()
+	q.SubmitAll([]Arrived{{&task{name: "a", log: log}, Now()}, {&task{name: "b", log: log}, Now()}})
+	for _, n := range []string{"a", "b"} {
+		if r, ok := log.dropped(n); !ok || r != Stalled {
+			t.Fatalf("query %s: dropped=%v reason=%v, want Stalled", n, ok, r)
+		}
+	}
+	if st := q.Stats(); st.Drops[Stalled] != 2 {
+		t.Fatalf("stalled drops %d, want 2", st.Drops[Stalled])
+	}
+}

@@ -132,8 +132,8 @@ func (r *reader) feed() {
 	r.feeding.Store(false)
 }
 
-// drain takes up to a batch of packets off fd into in and submits each
-// with its arrival time. It returns how many it read.
+// drain takes up to a batch of packets off fd into in and submits them,
+// each with its arrival time, together. It returns how many it read.
 func (r *reader) drain(fd uintptr, in *inbox) int {
 	n, err := in.read(fd, r.wildcard || r.stamped)
 	if err != nil || n == 0 {
@@ -144,6 +144,8 @@ func (r *reader) drain(fd uintptr, in *inbox) int {
 	if r.stamped {
 		wall = time.Now().UnixNano()
 	}
+	var room [batch]codel.Arrived
+	read := room[:0]
 	for i := range n {
 		buf, size, from, oob := in.take(i)
 		if size < 12 {
@@ -165,8 +167,9 @@ func (r *reader) drain(fd uintptr, in *inbox) int {
 		if r.wildcard {
 			p.w.src = destination(oob)
 		}
-		r.c.q.Submit(p, arrival)
+		read = append(read, codel.Arrived{Task: p, Arrival: arrival})
 	}
+	r.c.q.SubmitAll(read) // the batch under one taking of the queue's lock
 	r.reads.Add(uint64(n))
 	return n
 }
