@@ -15,15 +15,24 @@ answering() {
 
 # cpu_ticks PID: the user and system time of a process and of all its
 # descendants (NSD serves from a grandchild), in clock ticks (getconf
-# CLK_TCK a second). Time the hypervisor took from the machine is not in
-# it. A process's name may hold spaces ("nsd: server 1"): the fields are
-# counted after its closing parenthesis. A process gone before it is read
-# counts 0.
+# CLK_TCK a second), as "USER SYSTEM". Time the hypervisor took from the
+# machine is not in it. A process's name may hold spaces ("nsd: server 1"):
+# the fields are counted after its closing parenthesis. A process gone
+# before it is read counts 0.
 cpu_ticks() {
-	local t p
-	t=$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12 + $13}')
+	local u s p cu cs
+	read -r u s < <(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{print $12, $13}') || true
+	u=${u:-0} s=${s:-0}
 	for p in $(pgrep -P "$1"); do
-		t=$((${t:-0} + $(cpu_ticks "$p")))
+		read -r cu cs < <(cpu_ticks "$p")
+		u=$((u + cu)) s=$((s + cs))
 	done
-	echo "${t:-0}"
+	echo "$u $s"
+}
+
+# cpu_total PID: cpu_ticks's user and system time together.
+cpu_total() {
+	local u s
+	read -r u s < <(cpu_ticks "$1")
+	echo $((u + s))
 }

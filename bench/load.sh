@@ -165,9 +165,10 @@ for round in $(seq "$ROUNDS"); do
 			row=$s
 			[ "$CORES" != "$c" ] && row=$s@$c
 			start_server "$s"
-			t0=$(cpu_ticks "$pid")
+			read -r u0 s0 < <(cpu_ticks "$pid")
 			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$out/queries.txt" -l "$SECS" -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 || true
-			cpu=$(echo "($(cpu_ticks "$pid") - $t0) / $(getconf CLK_TCK)" | bc -l)
+			read -r u1 s1 < <(cpu_ticks "$pid")
+			cpu=$(echo "($u1 + $s1 - $u0 - $s0) / $(getconf CLK_TCK)" | bc -l)
 			qps=$(awk '/Queries per second/ {print $4}' "$out/$s.dnsperf")
 			lost=$(awk '/Queries lost/ {print $3}' "$out/$s.dnsperf")
 			done_q=$(awk '/Queries completed/ {print $3}' "$out/$s.dnsperf")
@@ -178,10 +179,16 @@ for round in $(seq "$ROUNDS"); do
 			# hypervisor took.
 			cpu_pct=$(echo "100 * $cpu / $SECS" | bc -l)
 			per_cpu=$(echo "if ($cpu > 0) ${done_q:-0} / $cpu else 0" | bc -l)
+			# The same split: microseconds of user and of system (kernel) time
+			# a query. The kernel's share is the sockets' and much the same
+			# for every server; the user share is the server's own code.
+			tick_us=$(echo "1000000 / $(getconf CLK_TCK)" | bc -l)
+			user_us=$(echo "if (${done_q:-0} > 0) ($u1 - $u0) * $tick_us / $done_q else 0" | bc -l)
+			sys_us=$(echo "if (${done_q:-0} > 0) ($s1 - $s0) * $tick_us / $done_q else 0" | bc -l)
 			$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$out/queries.txt" -rate "$LAT_RATE" \
 				-duration "${LAT_SECS}s" -warmup 500ms -json > "$out/$s.loadgen" 2>/dev/null || true
 			p50=$(field p50_ms < "$out/$s.loadgen") p99=$(field p99_ms < "$out/$s.loadgen") p999=$(field p999_ms < "$out/$s.loadgen")
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\n' "$round" "$row" "${qps:-0}" "${p50:-0}" "${p99:-0}" "${p999:-0}" "${lost:-?}" "$cpu_pct" "$per_cpu" >> "$results"
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.2f\t%.2f\n' "$round" "$row" "${qps:-0}" "${p50:-0}" "${p99:-0}" "${p999:-0}" "${lost:-?}" "$cpu_pct" "$per_cpu" "$user_us" "$sys_us" >> "$results"
 			kill "$pid"; wait "$pid" 2>/dev/null || true
 		done
 	done
@@ -191,15 +198,15 @@ done
 echo "$HOSTS-host zone, ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server$([ "$CORES" = 1 ] && echo ', dnsperf on the other')"
 echo "full: ontime's chain (prometheus, codel, fastpack, zonestore); file, whoami: stock CoreDNS; floor: bench/floor -batch 32"
 echo "latency: bench/loadgen offering $LAT_RATE queries/s for ${LAT_SECS}s to each"
-echo "cpu: the server's CPU use while dnsperf ran; q/cpu-s: queries answered per second of it"
+echo "cpu: the server's CPU use while dnsperf ran; q/cpu-s: queries answered per second of it; user, sys: its user and kernel time a query (µs)"
 awk -F'\t' '
-	{ q[$2] += $3; a[$2] += $4; b[$2] += $5; c[$2] += $6; u[$2] += $8; e[$2] += $9; n[$2]++; if (!($2 in order)) { order[$2] = ++k; names[k] = $2 } }
+	{ q[$2] += $3; a[$2] += $4; b[$2] += $5; c[$2] += $6; u[$2] += $8; e[$2] += $9; us[$2] += $10; sy[$2] += $11; n[$2]++; if (!($2 in order)) { order[$2] = ++k; names[k] = $2 } }
 	END {
 		knot = ("knot" in q) ? q["knot"] / n["knot"] : 0
 		if (!knot && ("knot@1" in q)) knot = q["knot@1"] / n["knot@1"]
-		printf "%-16s %10s %8s %9s %9s %9s %6s %10s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms", "cpu", "q/cpu-s"
+		printf "%-16s %10s %8s %9s %9s %9s %6s %10s %6s %6s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms", "cpu", "q/cpu-s", "user", "sys"
 		for (i = 1; i <= k; i++) { s = names[i]; m = q[s] / n[s]
-			printf "%-16s %10.0f %8.2f %9.3f %9.3f %9.3f %5.0f%% %10.0f\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s], u[s] / n[s], e[s] / n[s] }
+			printf "%-16s %10.0f %8.2f %9.3f %9.3f %9.3f %5.0f%% %10.0f %6.2f %6.2f\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s], u[s] / n[s], e[s] / n[s], us[s] / n[s], sy[s] / n[s] }
 	}' "$results"
 } | tee "$out/table.txt"
 

@@ -87,9 +87,9 @@ for l in $LOADS; do
 		peak=0
 		( while sleep 0.2; do curl -s 127.0.0.1:$mport/metrics | awk '/^go_goroutines /{print $2}'; done ) > "$out/$s-$l.goroutines" 2>/dev/null &
 		poller=$!
-		t0=$(cpu_ticks "$pid") s0=$(date +%s.%N)
+		t0=$(cpu_total "$pid") s0=$(date +%s.%N)
 		r=$(load "$out/queries.txt" "$rate")
-		cpu=$(echo "($(cpu_ticks "$pid") - $t0) / $(getconf CLK_TCK) / ($(date +%s.%N) - $s0) * 100" | bc -l)
+		cpu=$(echo "($(cpu_total "$pid") - $t0) / $(getconf CLK_TCK) / ($(date +%s.%N) - $s0) * 100" | bc -l)
 		kill $poller 2>/dev/null || true; wait $poller 2>/dev/null || true
 		peak=$(sort -n "$out/$s-$l.goroutines" | tail -1)
 		rss=$(awk '/VmHWM/ {printf "%.0f", $2/1024}' /proc/$pid/status)
