@@ -24,6 +24,7 @@
 #   ROUNDS=1 SECONDS_PER_RUN=5 bash bench/load.sh
 #   SERVERS="full knot" CORES="1 2" bash bench/load.sh
 #   BASE=HEAD~1 SERVERS="base full" bash bench/load.sh   # a change, before and after
+#   NAMES=20 SERVERS="full knot" bash bench/load.sh        # 20 names asked over and over
 #
 # BASE names a commit: "base" is then the full chain built from it, so that
 # a change is measured against what came before it in the same run.
@@ -44,6 +45,7 @@ CORES=${CORES:-1}
 PLOT_ONLY=${PLOT_ONLY:-} # set: plot and tabulate bench/out/results.tsv again, run nothing
 LAT_RATE=${LAT_RATE:-20000}
 LAT_SECS=${LAT_SECS:-3}
+NAMES=${NAMES:-} # set: only the mix's first NAMES queries, repeated (a working set the caches hold)
 cores() { # N: sets ncores, srv_cpus and load_pin for N cores given to the server
 	ncores=$1
 	case $1 in
@@ -68,6 +70,12 @@ fi
 go build -o "$out/bin/floor" ./bench/floor
 go build -o "$out/bin/loadgen" ./bench/loadgen
 go run ./bench/genzone -hosts "$HOSTS" -zone "$out/db.bench" -queries "$out/queries.txt"
+queries=$out/queries.txt
+if [ -n "$NAMES" ]; then # the first NAMES queries of the mix, over and over
+	queries=$out/queries-$NAMES.txt
+	head -n "$NAMES" "$out/queries.txt" > "$queries.one"
+	for _ in $(seq $((200000 / NAMES))); do cat "$queries.one"; done > "$queries"
+fi
 
 pids=()
 cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; }
@@ -166,7 +174,7 @@ for round in $(seq "$ROUNDS"); do
 			[ "$CORES" != "$c" ] && row=$s@$c
 			start_server "$s"
 			read -r u0 s0 < <(cpu_ticks "$pid")
-			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$out/queries.txt" -l "$SECS" -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 || true
+			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 || true
 			read -r u1 s1 < <(cpu_ticks "$pid")
 			cpu=$(echo "($u1 + $s1 - $u0 - $s0) / $(getconf CLK_TCK)" | bc -l)
 			qps=$(awk '/Queries per second/ {print $4}' "$out/$s.dnsperf")
@@ -185,7 +193,7 @@ for round in $(seq "$ROUNDS"); do
 			tick_us=$(echo "1000000 / $(getconf CLK_TCK)" | bc -l)
 			user_us=$(echo "if (${done_q:-0} > 0) ($u1 - $u0) * $tick_us / $done_q else 0" | bc -l)
 			sys_us=$(echo "if (${done_q:-0} > 0) ($s1 - $s0) * $tick_us / $done_q else 0" | bc -l)
-			$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$out/queries.txt" -rate "$LAT_RATE" \
+			$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$queries" -rate "$LAT_RATE" \
 				-duration "${LAT_SECS}s" -warmup 500ms -json > "$out/$s.loadgen" 2>/dev/null || true
 			p50=$(field p50_ms < "$out/$s.loadgen") p99=$(field p99_ms < "$out/$s.loadgen") p999=$(field p999_ms < "$out/$s.loadgen")
 			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.2f\t%.2f\n' "$round" "$row" "${qps:-0}" "${p50:-0}" "${p99:-0}" "${p999:-0}" "${lost:-?}" "$cpu_pct" "$per_cpu" "$user_us" "$sys_us" >> "$results"
@@ -195,7 +203,7 @@ for round in $(seq "$ROUNDS"); do
 done
 
 {
-echo "$HOSTS-host zone, ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server$([ "$CORES" = 1 ] && echo ', dnsperf on the other')"
+echo "$HOSTS-host zone$([ -n "$NAMES" ] && echo ", the mix's first $NAMES queries over and over"), ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server$([ "$CORES" = 1 ] && echo ', dnsperf on the other')"
 echo "full: ontime's chain (prometheus, codel, fastpack, zonestore); file, whoami: stock CoreDNS; floor: bench/floor -batch 32"
 echo "latency: bench/loadgen offering $LAT_RATE queries/s for ${LAT_SECS}s to each"
 echo "cpu: the server's CPU use while dnsperf ran; q/cpu-s: queries answered per second of it; user, sys: its user and kernel time a query (µs)"

@@ -88,6 +88,9 @@ type outbox struct {
 	iovs  [batch]unix.Iovec
 	names [batch]unix.RawSockaddrInet6
 	oobs  [batch][]byte
+	sent  int                   // what send has sent of the held answers
+	err   error                 // the last sendmmsg's error
+	write func(fd uintptr) bool // sendmmsg, bound
 
 	qnames nameRoom // the names of the questions its worker reads; that worker's alone, without mu
 }
@@ -153,21 +156,30 @@ func (o *outbox) Flush() {
 // buffer that stays full, an unreachable address) is lost, as a UDP
 // answer may be: the resolver asks again. Called with mu held.
 func (o *outbox) send() {
-	sent := 0
-	for sent < o.n {
-		var n int
-		var err error
-		werr := o.r.raw.Write(func(fd uintptr) bool {
-			n, err = sendmmsg(fd, o.hdrs[sent:o.n])
-			return err != unix.EAGAIN
-		})
-		if werr != nil || err != nil {
-			sent++ // skip the one that failed: the rest may still go
-			continue
+	if o.write == nil {
+		o.write = o.sendmmsg // bound once: a function literal here, and what it sets, escape anew each call
+	}
+	o.sent = 0
+	for o.sent < o.n {
+		o.err = nil
+		if werr := o.r.raw.Write(o.write); werr != nil || o.err != nil {
+			o.sent++ // skip the one that failed: the rest may still go
 		}
-		sent += n
 	}
 	o.n, o.r = 0, nil
+}
+
+// sendmmsg sends what is held from o.sent on, as far as fd takes it, for
+// the socket's RawConn.Write: false to wait until fd is writable.
+func (o *outbox) sendmmsg(fd uintptr) bool {
+	n, err := sendmmsg(fd, o.hdrs[o.sent:o.n])
+	if err == unix.EAGAIN {
+		return false
+	}
+	if o.err = err; err == nil {
+		o.sent += n
+	}
+	return true
 }
 
 // fromRaw returns the address the kernel wrote in sa.

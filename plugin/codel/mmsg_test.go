@@ -10,6 +10,7 @@ import (
 	"golang.org/x/net/ipv4"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/raceflag"
 	"github.com/ontimedns/ontime/internal/rxstamp"
 )
 
@@ -229,5 +230,38 @@ func TestArrivalIsTheKernelsStamp(t *testing.T) {
 	}
 	if got := arrivedAt(now, wall-int64(time.Minute), oob); got != now {
 		t.Errorf("a stamp from after the clock: arrival %d, want now (%d)", got, now)
+	}
+}
+
+// TestSendAndFeedAllocateNothing: the system calls of a batch, sending
+// held answers and reading queries, allocate nothing once the outbox and
+// the inbox have grown (RawConn's callbacks, made anew each call, would
+// escape to the heap with what they set).
+func TestSendAndFeedAllocateNothing(t *testing.T) {
+	if raceflag.Enabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	r, client := socketPair(t, "udp4", "127.0.0.1:0")
+	r.feedRaw = r.raw
+	r.c.q = codel.New(codel.Config{Workers: 1})
+	defer r.c.q.Close()
+	to := client.LocalAddr().(*net.UDPAddr).AddrPort()
+	o := new(outbox)
+	send := func() {
+		o.mu.Lock()
+		for range 4 {
+			o.add(r, []byte("an answer"), to, nil)
+		}
+		o.mu.Unlock()
+		o.Flush()
+	}
+	send()
+	if n := testing.AllocsPerRun(200, send); n != 0 {
+		t.Errorf("sending a batch: %v allocations", n)
+	}
+	// An empty socket: a feed that finds nothing reads nothing.
+	r.feed()
+	if n := testing.AllocsPerRun(200, r.feed); n != 0 {
+		t.Errorf("feeding from an empty socket: %v allocations", n)
 	}
 }

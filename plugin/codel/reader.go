@@ -50,13 +50,14 @@ type reader struct {
 	stamped bool
 	// recycle: queries get a Life, and their packets are kept for the
 	// next ones (recycle.go).
-	recycle bool
-	route   *router // nil: every query to the server's ServeDNS
-	runIn   inbox
-	feedIn  inbox
-	feeding atomic.Bool
-	reads   atomic.Uint64 // packets read here, counted per batch
-	done    chan struct{}
+	recycle  bool
+	route    *router // nil: every query to the server's ServeDNS
+	runIn    inbox
+	feedIn   inbox
+	feeding  atomic.Bool
+	feedOnce func(fd uintptr) bool // drainFeed, bound; set and used by the feeding worker
+	reads    atomic.Uint64         // packets read here, counted per batch
+	done     chan struct{}
 }
 
 const batch = 32 // packets read at most per system call, and answers sent
@@ -125,11 +126,17 @@ func (r *reader) feed() {
 	if !r.feeding.CompareAndSwap(false, true) {
 		return
 	}
-	r.feedRaw.Read(func(fd uintptr) bool {
-		r.drain(fd, &r.feedIn)
-		return true
-	})
+	if r.feedOnce == nil {
+		r.feedOnce = r.drainFeed // bound once, as outbox.send's: a literal here escapes anew each call
+	}
+	r.feedRaw.Read(r.feedOnce)
 	r.feeding.Store(false)
+}
+
+// drainFeed drains the feeding descriptor once, for its RawConn.Read.
+func (r *reader) drainFeed(fd uintptr) bool {
+	r.drain(fd, &r.feedIn)
+	return true
 }
 
 // drain takes up to a batch of packets off fd into in and submits them,
