@@ -138,8 +138,9 @@ func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 	handles.Put(hd)
 }
 
-// rcodeNames are rcode.ToString's labels of the rcodes miekg/dns names,
-// by number: ToString looks each up in a map.
+// rcodeNames are rcode.ToString's labels of rcodes 0 to 23 (every rcode
+// miekg/dns names, and those between), by number: ToString looks each up
+// in a map.
 var rcodeNames = func() (names [24]string) {
 	for rc := range names {
 		names[rc] = rcode.ToString(rc)
