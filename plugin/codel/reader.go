@@ -299,7 +299,12 @@ func (p *packet) RunLocal(l codel.Local) {
 	out := l.(*outbox)
 	out.due(p.w.r.c.now())
 	p.w.out = out
-	p.req.names = &out.qnames
+	if p.ctx.hop.Life != nil {
+		// Only where every plugin is known to be done with the query when
+		// it returns (recycle.go): a plugin that kept the name (cache, in
+		// an answer it stores) would keep its block too.
+		p.req.names = &out.qnames
+	}
 	p.serve()
 	out.mu.Lock()
 	p.w.done = true
