@@ -63,7 +63,7 @@ func TestSendHolds(t *testing.T) {
 	defer pool.Close()
 	var l Life
 	done := make(chan struct{})
-	Hop{Queue: pool, Life: &l}.Send(pool, taskFunc(func() { close(done) }))
+	Hop{Queue: pool, Life: &l, Arrival: Now()}.Send(pool, taskFunc(func() { close(done) })) // arrival 0 would be as old as the process, and past its deadline
 	<-done
 	if !l.End() {
 		t.Fatal("a query sent to a pool is not held")
