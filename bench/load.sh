@@ -16,13 +16,18 @@
 # bench/loadgen offers every server the same fixed rate (LAT_RATE, below
 # all of their capacities) for the latency percentiles, so that they are
 # compared on the same load rather than on how deep dnsperf fills each one's
-# queue. With CORES=2, both CPUs go to the server (GOMAXPROCS=2, two
-# workers for Knot and NSD) and the load tools are not pinned; CORES="1 2"
-# runs both, interleaved, each server's rows named NAME@1 and NAME@2.
+# queue. With CORES=N, CPUs 0 to N-1 go to the server (GOMAXPROCS=N, N
+# workers for Knot and NSD) and dnsperf runs on the CPUs left, a thread
+# each (4 clients and 200 queries outstanding a thread); with every CPU
+# given to the server the load tools share them, unpinned, dnsperf with a
+# thread for every four CPUs. CORES="1 2 4 8" runs each, interleaved, each
+# server's rows named NAME@N, with its queries per second against its own
+# at one core (the scaling series, on a machine with the cores for it).
 #
 #   bash bench/load.sh            # 3 rounds of 10 s per server
 #   ROUNDS=1 SECONDS_PER_RUN=5 bash bench/load.sh
 #   SERVERS="full knot" CORES="1 2" bash bench/load.sh
+#   SERVERS="full knot" CORES="1 2 4 8 16" ROUNDS=2 bash bench/load.sh   # the scaling series
 #   BASE=HEAD~1 SERVERS="base full" bash bench/load.sh   # a change, before and after
 #   NAMES=20 SERVERS="full knot" bash bench/load.sh        # 20 names asked over and over
 #
@@ -46,13 +51,16 @@ PLOT_ONLY=${PLOT_ONLY:-} # set: plot and tabulate bench/out/results.tsv again, r
 LAT_RATE=${LAT_RATE:-20000}
 LAT_SECS=${LAT_SECS:-3}
 NAMES=${NAMES:-} # set: only the mix's first NAMES queries, repeated (a working set the caches hold)
-cores() { # N: sets ncores, srv_cpus and load_pin for N cores given to the server
+cpus=$(nproc)
+cores() { # N: sets ncores, srv_cpus, load_pin and load_threads for N cores given to the server
 	ncores=$1
-	case $1 in
-	1) srv_cpus=0 load_pin="taskset -c 1" ;;
-	2) srv_cpus=0,1 load_pin= ;;
-	*) echo "CORES holds 1 or 2"; exit 1 ;;
-	esac
+	if ! [ "$1" -ge 1 ] 2>/dev/null || [ "$1" -gt "$cpus" ]; then echo "CORES holds numbers from 1 to $cpus"; exit 1; fi
+	srv_cpus=0-$(($1 - 1))
+	if [ "$1" -lt "$cpus" ]; then # the load tools on the CPUs left
+		load_pin="taskset -c $1-$((cpus - 1))" load_threads=$((cpus - $1))
+	else # every CPU to the server: the load tools share them
+		load_pin= load_threads=$((cpus / 4 > 0 ? cpus / 4 : 1))
+	fi
 }
 for c in $CORES; do cores "$c"; done
 out=bench/out
@@ -105,7 +113,7 @@ start_server() { # name -> starts it on $port, sets $pid
 		GOMAXPROCS=$ncores taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
 		;;
 	floor)
-		GOMAXPROCS=1 taskset -c ${srv_cpus%%,*} "$out/bin/floor" -addr "127.0.0.1:$port" -batch 32 > "$dir/log" 2>&1 &
+		GOMAXPROCS=1 taskset -c 0 "$out/bin/floor" -addr "127.0.0.1:$port" -batch 32 > "$dir/log" 2>&1 &
 		;;
 	knot)
 		cat > "$dir/knot.conf" <<EOC
@@ -174,7 +182,7 @@ for round in $(seq "$ROUNDS"); do
 			[ "$CORES" != "$c" ] && row=$s@$c
 			start_server "$s"
 			read -r u0 s0 < <(cpu_ticks "$pid")
-			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -c 4 -q 200 -S 0 > "$out/$s.dnsperf" 2>&1 || true
+			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -T "$load_threads" -c $((4 * load_threads)) -q $((200 * load_threads)) -S 0 > "$out/$s.dnsperf" 2>&1 || true
 			read -r u1 s1 < <(cpu_ticks "$pid")
 			cpu=$(echo "($u1 + $s1 - $u0 - $s0) / $(getconf CLK_TCK)" | bc -l)
 			qps=$(awk '/Queries per second/ {print $4}' "$out/$s.dnsperf")
@@ -203,7 +211,7 @@ for round in $(seq "$ROUNDS"); do
 done
 
 {
-echo "$HOSTS-host zone$([ -n "$NAMES" ] && echo ", the mix's first $NAMES queries over and over"), ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server$([ "$CORES" = 1 ] && echo ', dnsperf on the other')"
+echo "$HOSTS-host zone$([ -n "$NAMES" ] && echo ", the mix's first $NAMES queries over and over"), ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server (of $cpus)$([ "$CORES" = 1 ] && [ "$cpus" = 2 ] && echo ', dnsperf on the other')"
 echo "full: ontime's chain (prometheus, codel, fastpack, zonestore); file, whoami: stock CoreDNS; floor: bench/floor -batch 32"
 echo "latency: bench/loadgen offering $LAT_RATE queries/s for ${LAT_SECS}s to each"
 echo "cpu: the server's CPU use while dnsperf ran; q/cpu-s: queries answered per second of it; user, sys: its user and kernel time a query (µs)"
@@ -212,9 +220,11 @@ awk -F'\t' '
 	END {
 		knot = ("knot" in q) ? q["knot"] / n["knot"] : 0
 		if (!knot && ("knot@1" in q)) knot = q["knot@1"] / n["knot@1"]
-		printf "%-16s %10s %8s %9s %9s %9s %6s %10s %6s %6s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms", "cpu", "q/cpu-s", "user", "sys"
+		printf "%-16s %10s %8s %9s %9s %9s %6s %10s %6s %6s %8s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms", "cpu", "q/cpu-s", "user", "sys", "x 1 core"
 		for (i = 1; i <= k; i++) { s = names[i]; m = q[s] / n[s]
-			printf "%-16s %10.0f %8.2f %9.3f %9.3f %9.3f %5.0f%% %10.0f %6.2f %6.2f\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s], u[s] / n[s], e[s] / n[s], us[s] / n[s], sy[s] / n[s] }
+			one = s; sub(/@[0-9]+$/, "@1", one) # the same server on one core
+			scale = (s ~ /@/ && (one in q)) ? sprintf("%8.2f", m / (q[one] / n[one])) : sprintf("%8s", "-")
+			printf "%-16s %10.0f %8.2f %9.3f %9.3f %9.3f %5.0f%% %10.0f %6.2f %6.2f %s\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s], u[s] / n[s], e[s] / n[s], us[s] / n[s], sy[s] / n[s], scale }
 	}' "$results"
 } | tee "$out/table.txt"
 
