@@ -2,7 +2,6 @@ package codel
 
 import (
 	"reflect"
-	"runtime"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -118,13 +117,12 @@ func TestUnpackAllocatesTheNameAlone(t *testing.T) {
 	u.names = new(nameRoom)
 	for _, m := range cases[:2] {
 		const runs = 10000
-		var before, after runtime.MemStats
-		runtime.ReadMemStats(&before)
-		for range runs {
-			u.unpack(m)
-		}
-		runtime.ReadMemStats(&after)
-		if n := float64(after.Mallocs-before.Mallocs) / runs; n > 0.05 {
+		made := mallocs(func() {
+			for range runs {
+				u.unpack(m)
+			}
+		})
+		if n := float64(made) / runs; n > 0.05 {
 			t.Errorf("% x: %.3f allocations in a room, want a block's share", m, n)
 		}
 	}
