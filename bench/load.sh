@@ -52,6 +52,7 @@ LAT_RATE=${LAT_RATE:-20000}
 LAT_SECS=${LAT_SECS:-3}
 NAMES=${NAMES:-} # set: only the mix's first NAMES queries, repeated (a working set the caches hold)
 cpus=$(nproc)
+hz=$(getconf CLK_TCK) # the clock ticks of /proc/PID/stat, a second
 cores() { # N: sets ncores, srv_cpus, load_pin and load_threads for N cores given to the server
 	ncores=$1
 	if ! [ "$1" -ge 1 ] 2>/dev/null || [ "$1" -gt "$cpus" ]; then echo "CORES holds numbers from 1 to $cpus"; exit 1; fi
@@ -184,7 +185,7 @@ for round in $(seq "$ROUNDS"); do
 			read -r u0 s0 < <(cpu_ticks "$pid")
 			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -T "$load_threads" -c $((4 * load_threads)) -q $((200 * load_threads)) -S 0 > "$out/$s.dnsperf" 2>&1 || true
 			read -r u1 s1 < <(cpu_ticks "$pid")
-			cpu=$(echo "($u1 + $s1 - $u0 - $s0) / $(getconf CLK_TCK)" | bc -l)
+			cpu=$(echo "($u1 + $s1 - $u0 - $s0) / $hz" | bc -l)
 			qps=$(awk '/Queries per second/ {print $4}' "$out/$s.dnsperf")
 			lost=$(awk '/Queries lost/ {print $3}' "$out/$s.dnsperf")
 			done_q=$(awk '/Queries completed/ {print $3}' "$out/$s.dnsperf")
@@ -198,9 +199,8 @@ for round in $(seq "$ROUNDS"); do
 			# The same split: microseconds of user and of system (kernel) time
 			# a query. The kernel's share is the sockets' and much the same
 			# for every server; the user share is the server's own code.
-			tick_us=$(echo "1000000 / $(getconf CLK_TCK)" | bc -l)
-			user_us=$(echo "if (${done_q:-0} > 0) ($u1 - $u0) * $tick_us / $done_q else 0" | bc -l)
-			sys_us=$(echo "if (${done_q:-0} > 0) ($s1 - $s0) * $tick_us / $done_q else 0" | bc -l)
+			user_us=$(echo "if (${done_q:-0} > 0) ($u1 - $u0) * 1000000 / $hz / $done_q else 0" | bc -l)
+			sys_us=$(echo "if (${done_q:-0} > 0) ($s1 - $s0) * 1000000 / $hz / $done_q else 0" | bc -l)
 			$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$queries" -rate "$LAT_RATE" \
 				-duration "${LAT_SECS}s" -warmup 500ms -json > "$out/$s.loadgen" 2>/dev/null || true
 			p50=$(field p50_ms < "$out/$s.loadgen") p99=$(field p99_ms < "$out/$s.loadgen") p999=$(field p999_ms < "$out/$s.loadgen")
