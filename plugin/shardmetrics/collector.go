@@ -3,6 +3,7 @@ package shardmetrics
 import (
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/coredns/coredns/plugin/metrics/vars"
 	"github.com/prometheus/client_golang/prometheus"
@@ -14,17 +15,42 @@ import (
 // families: a scrape gets, for each label set, the stock vec's count (what
 // CoreDNS's server and the stock handler reported) plus every shard's.
 type family struct {
-	stock prometheus.Collector
-	of    func(*vecs) prometheus.Collector
+	stock  prometheus.Collector
+	labels func(k key) []string // the label values of k's series, in the stock vec's order
+	// write fills m with se's count of the family; false where se has
+	// none (do, for a key without the DO bit).
+	write func(se *series, m *dto.Metric) bool
+	desc  *prometheus.Desc // the stock vec's
 }
 
 var families = []*family{
-	{vars.RequestCount, func(v *vecs) prometheus.Collector { return v.requests }},
-	{vars.RequestDo, func(v *vecs) prometheus.Collector { return v.do }},
-	{vars.ResponseRcode, func(v *vecs) prometheus.Collector { return v.rcode }},
-	{vars.RequestDuration, func(v *vecs) prometheus.Collector { return v.duration }},
-	{vars.RequestSize, func(v *vecs) prometheus.Collector { return v.reqSize }},
-	{vars.ResponseSize, func(v *vecs) prometheus.Collector { return v.respSize }},
+	{stock: vars.RequestCount, labels: func(k key) []string { return []string{k.server, k.zone, k.view, k.proto, k.family, k.qtype} },
+		write: func(se *series, m *dto.Metric) bool { return counter(m, se.requests, se.created) }},
+	{stock: vars.RequestDo, labels: func(k key) []string { return []string{k.server, k.zone, k.view} },
+		write: func(se *series, m *dto.Metric) bool { return se.k.do && counter(m, se.do, se.created) }},
+	{stock: vars.ResponseRcode, labels: func(k key) []string { return []string{k.server, k.zone, k.view, k.rcode, k.plugin} },
+		write: func(se *series, m *dto.Metric) bool { return counter(m, se.rcode, se.created) }},
+	{stock: vars.RequestDuration, labels: func(k key) []string { return []string{k.server, k.zone, k.view} },
+		write: func(se *series, m *dto.Metric) bool { se.duration.write(m, se.created); return true }},
+	{stock: vars.RequestSize, labels: func(k key) []string { return []string{k.server, k.zone, k.view, k.proto} },
+		write: func(se *series, m *dto.Metric) bool { se.reqSize.write(m, se.created); return true }},
+	{stock: vars.ResponseSize, labels: func(k key) []string { return []string{k.server, k.zone, k.view, k.proto} },
+		write: func(se *series, m *dto.Metric) bool { se.respSize.write(m, se.created); return true }},
+}
+
+func init() {
+	for _, f := range families {
+		ch := make(chan *prometheus.Desc, 1)
+		f.stock.Describe(ch) // a vec describes its one family
+		f.desc = <-ch
+	}
+}
+
+// counter fills m's counter, as a prometheus counter's Write does.
+func counter(m *dto.Metric, n uint64, created time.Time) bool {
+	v := float64(n)
+	m.Counter = &dto.Counter{Value: &v, CreatedTimestamp: timestamppb.New(created)}
+	return true
 }
 
 // stand puts the families in the stock ones' place in the registry the
@@ -71,7 +97,22 @@ func (f *family) Collect(ch chan<- prometheus.Metric) {
 	}
 	add(f.stock)
 	for _, s := range allShards() {
-		add(f.of(s.vecs))
+		s.mu.Lock()
+		for _, se := range s.series {
+			d := new(dto.Metric)
+			if !f.write(se, d) {
+				continue
+			}
+			d.Label = prometheus.MakeLabelPairs(f.desc, f.labels(se.k))
+			k := labelKey(d.Label)
+			if prev, ok := sum[k]; ok {
+				prev.add(d)
+				continue
+			}
+			sum[k] = &summed{desc: f.desc, m: d}
+			order = append(order, k)
+		}
+		s.mu.Unlock()
 	}
 	for _, k := range order {
 		ch <- sum[k]

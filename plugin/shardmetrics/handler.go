@@ -125,16 +125,20 @@ func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 	if state.Family() == 2 {
 		k.family = "2"
 	}
+	took := time.Duration(codel.Now() - rw.start).Seconds()
 	hd := handles.Get().(*handle)
-	se := hd.s.seriesOf(k, uint(qt)*7+uint(rc)*3+uint(len(k.zone)))
+	s := hd.s
+	s.mu.Lock()
+	se := s.seriesOf(k, uint(qt)*7+uint(rc)*3+uint(len(k.zone)))
 	if k.do {
-		se.do.Inc()
+		se.do++
 	}
-	se.requests.Inc()
-	se.duration.Observe(time.Duration(codel.Now() - rw.start).Seconds())
-	se.respSize.Observe(float64(rw.size))
-	se.reqSize.Observe(float64(reqSize))
-	se.rcode.Inc()
+	se.requests++
+	se.duration.observe(took)
+	se.respSize.observe(float64(rw.size))
+	se.reqSize.observe(float64(reqSize))
+	se.rcode++
+	s.mu.Unlock()
 	handles.Put(hd)
 }
 

@@ -251,24 +251,6 @@ func TestShardsCountAsStock(t *testing.T) {
 	}
 }
 
-// TestVecsAreStock holds the shards' families to the stock definitions:
-// names, help and labels.
-func TestVecsAreStock(t *testing.T) {
-	v := newVecs()
-	for _, f := range families {
-		want, got := describe(f.stock), describe(f.of(v))
-		if want != got {
-			t.Errorf("shards' family is %s, stock %s", got, want)
-		}
-	}
-}
-
-func describe(c prometheus.Collector) string {
-	ch := make(chan *prometheus.Desc, 1)
-	c.Describe(ch)
-	return (<-ch).String()
-}
-
 // TestShardsLoseNoCount counts from many goroutines at once (so from many
 // shards) with garbage collections between, which drop the pool's handles
 // and bring their shards back idle: every query is counted, and shards are

@@ -3,8 +3,7 @@ package shardmetrics
 import (
 	"runtime"
 	"sync"
-
-	"github.com/prometheus/client_golang/prometheus"
+	"time"
 )
 
 // key is the label values of one query's metrics: each family's labels
@@ -14,19 +13,22 @@ type key struct {
 	do                                                      bool
 }
 
-// series is one key's metrics in one shard: children of the shard's vecs,
-// looked up once, when the shard first meets the key.
+// series is one key's counts in one shard.
 type series struct {
-	requests, do, rcode         prometheus.Counter // do: nil unless key.do
-	duration, reqSize, respSize prometheus.Observer
+	k                           key
+	created                     time.Time
+	requests, do, rcode         uint64 // do: counted only where k.do
+	duration, reqSize, respSize hist
 }
 
 // A shard is a set of the query families that one query at a time counts
-// into: no other core writes its memory while a query holds it. Only
-// scrapes read it, through its vecs, whose children count atomically.
+// into: no other core writes its memory while a query holds it. A query
+// counts under mu, which only a scrape, reading, ever takes too; the counts
+// are plain numbers (a prometheus vec's children count with atomic
+// additions, five and a map lookup for each observation of a histogram).
 type shard struct {
-	vecs   *vecs
-	series map[key]*series // the holder's alone
+	mu     sync.Mutex
+	series map[key]*series // the holder's alone, but for scrapes under mu
 	recent [recentSlots]recentSeries
 }
 
@@ -43,7 +45,7 @@ type recentSeries struct {
 }
 
 // seriesOf returns k's series; slot is any number the caller derives from
-// k, to spread keys over recent.
+// k, to spread keys over recent. Called under mu.
 func (s *shard) seriesOf(k key, slot uint) *series {
 	r := &s.recent[slot%recentSlots]
 	if r.se != nil && r.k == k {
@@ -51,25 +53,11 @@ func (s *shard) seriesOf(k key, slot uint) *series {
 	}
 	se := s.series[k]
 	if se == nil {
-		se = s.newSeries(k)
+		se = &series{k: k, created: time.Now(),
+			duration: newHist(durationKind), reqSize: newHist(sizeKind), respSize: newHist(sizeKind)}
+		s.series[k] = se
 	}
 	*r = recentSeries{k, se}
-	return se
-}
-
-func (s *shard) newSeries(k key) *series {
-	v := s.vecs
-	se := &series{
-		requests: v.requests.WithLabelValues(k.server, k.zone, k.view, k.proto, k.family, k.qtype),
-		rcode:    v.rcode.WithLabelValues(k.server, k.zone, k.view, k.rcode, k.plugin),
-		duration: v.duration.WithLabelValues(k.server, k.zone, k.view),
-		reqSize:  v.reqSize.WithLabelValues(k.server, k.zone, k.view, k.proto),
-		respSize: v.respSize.WithLabelValues(k.server, k.zone, k.view, k.proto),
-	}
-	if k.do {
-		se.do = v.do.WithLabelValues(k.server, k.zone, k.view)
-	}
-	s.series[k] = se
 	return se
 }
 
@@ -101,7 +89,7 @@ func takeShard() *shard {
 		shards.idle = shards.idle[:n-1]
 		return s
 	}
-	s := &shard{vecs: newVecs(), series: make(map[key]*series)}
+	s := &shard{series: make(map[key]*series)}
 	shards.all = append(shards.all, s)
 	return s
 }
