@@ -18,6 +18,11 @@ type Hop struct {
 	Queue   *Queue // where the query comes back to; nil: in place
 	Arrival int64  // by the queue's clock
 	Life    *Life  // the query's, where its reader recycles what was made for it; nil otherwise
+	// Taken is when a worker of Queue took the query (the queue's clock),
+	// where the query is a LocalTask; 0 otherwise. What times the query's
+	// work (the metrics' duration) starts from it instead of reading the
+	// clock again.
+	Taken int64
 }
 
 // Suspend runs c's slow step on pool, then queues its resumption on the

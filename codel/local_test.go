@@ -32,7 +32,7 @@ type localTask struct {
 }
 
 func (t *localTask) Run() { panic("a LocalTask runs with RunLocal") }
-func (t *localTask) RunLocal(l Local) {
+func (t *localTask) RunLocal(l Local, _ int64) {
 	if t.started != nil {
 		close(t.started)
 	}

@@ -17,10 +17,12 @@ import (
 type Local interface{ Flush() }
 
 // LocalTask is a Task that uses the state of the worker that runs it.
-// Only that worker touches the state, and only while RunLocal runs.
+// Only that worker touches the state, and only while RunLocal runs. taken
+// is when the worker took the task off the queue, by the queue's clock:
+// read once there, for the sojourn, and not again by each task.
 type LocalTask interface {
 	Task
-	RunLocal(Local)
+	RunLocal(l Local, taken int64)
 }
 
 // worker is a long-lived goroutine serving the queue. It keeps its grown
@@ -76,8 +78,8 @@ func (w *worker) loop() {
 			w.local.Flush()
 		}
 		w.stats.observe(sojourn)
-		w.inTask.Store(max(e.arrival+sojourn, 1)) // when it was taken
-		w.run(e.task)
+		w.inTask.Store(max(w.took, 1)) // when it was taken
+		w.run(e.task, w.took)
 		w.inTask.Store(0)
 	}
 }
@@ -90,14 +92,14 @@ const (
 )
 
 // run runs t; a panic is counted and the worker goes on.
-func (w *worker) run(t Task) {
+func (w *worker) run(t Task, taken int64) {
 	defer func() {
 		if recover() != nil {
 			w.stats.panics.Add(1)
 		}
 	}()
 	if lt, ok := t.(LocalTask); ok && w.local != nil {
-		lt.RunLocal(w.local)
+		lt.RunLocal(w.local, taken)
 		return
 	}
 	t.Run()

@@ -295,9 +295,10 @@ var packetPool = sync.Pool{New: func() any { return new(packet) }}
 // RunLocal runs the query on a worker whose answers wait in out until it
 // flushes them; an answer written after the query leaves the worker (alias
 // answers later) goes out at once.
-func (p *packet) RunLocal(l codel.Local) {
+func (p *packet) RunLocal(l codel.Local, taken int64) {
 	out := l.(*outbox)
-	out.due(p.w.r.c.now())
+	out.due(taken)
+	p.ctx.hop.Taken = taken
 	p.w.out = out
 	if p.ctx.hop.Life != nil {
 		// Only where every plugin is known to be done with the query when

@@ -90,7 +90,11 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	qname := r.Question[0].Name // as asked: a plugin below (rewrite) may change r
 	next := h.m.Next
 	rw := recorders.Get().(*recorder)
-	*rw = recorder{ResponseWriter: w, start: codel.Now()}
+	start := hop.Taken // when a worker took the query off codel's queue, where one did
+	if start == 0 {
+		start = codel.Now()
+	}
+	*rw = recorder{ResponseWriter: w, start: start}
 	hop.Life.AtEnd(rw) // false: it is this query's alone, never put back
 	if next != nil {
 		rw.next = next.Name()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/plugin"
@@ -248,6 +249,24 @@ func TestShardsCountAsStock(t *testing.T) {
 		if !found {
 			t.Errorf("no series has %q", want)
 		}
+	}
+}
+
+// TestDurationFromTaken: a query a worker took off codel's queue is timed
+// from then (the hop's Taken), not from when the handler began.
+func TestDurationFromTaken(t *testing.T) {
+	h := Wrap(newStock())
+	q := query{r: new(dns.Msg).SetQuestion("www.example.org.", dns.TypeA), remote: &net.UDPAddr{IP: net.IPv4(127, 0, 0, 9), Port: 1}}
+	sum := `coredns_dns_request_duration_seconds{` + labelKey([]*dto.LabelPair{
+		pair("server", "dns://:1053"), pair("view", ""), pair("zone", "example.org.")}) + `} sum`
+	before := scrape(t)[sum]
+	var life codel.Life
+	ctx := context.WithValue(context.Background(), dnsserver.Key{}, &dnsserver.Server{Addr: "dns://:1053"})
+	ctx = codel.NewContext(ctx, codel.Hop{Life: &life, Taken: codel.Now() - int64(3*time.Second)})
+	h.ServeDNS(ctx, writer{q.remote}, q.r.Copy())
+	life.End()
+	if took := scrape(t)[sum] - before; took < 3 || took > 60 {
+		t.Errorf("timed %gs, taken 3 s before", took)
 	}
 }
 

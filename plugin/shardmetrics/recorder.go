@@ -16,7 +16,7 @@ type recorder struct {
 	rcode, size int
 	plugin      string // set on the first write
 	next        string // the plugin the query was handed to
-	start       int64  // codel.Now: a monotonic clock read once (time.Now reads two)
+	start       int64  // on codel.Now's clock (time.Now reads two): when a worker took the query (Hop.Taken), or when the handler began
 }
 
 func (r *recorder) WriteMsg(m *dns.Msg) error {
