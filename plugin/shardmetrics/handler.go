@@ -86,7 +86,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if !ok || hop.Life == nil || len(r.Question) == 0 {
 		return h.m.ServeDNS(ctx, w, r)
 	}
-	reqSize := r.Len()
+	reqSize := requestLen(r)
 	qname := r.Question[0].Name // as asked: a plugin below (rewrite) may change r
 	next := h.m.Next
 	rw := recorders.Get().(*recorder)

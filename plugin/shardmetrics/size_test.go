@@ -1,0 +1,50 @@
+package shardmetrics
+
+import (
+	"net"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// TestRequestLenIsLen holds requestLen to Msg.Len on queries of every
+// shape: names long, short, the root, not fully qualified, with escapes;
+// with and without EDNS, with options; with compression on and off; more
+// than one question, records in other sections, a TSIG record.
+func TestRequestLenIsLen(t *testing.T) {
+	var msgs []*dns.Msg
+	for _, name := range []string{"www.example.org.", "a.", ".", "", "example.org", `a\.b.example.`, `\065bc.example.`,
+		"a-very-long-label-of-sixty-three-octets-aaaaaaaaaaaaaaaaaaaaaaaaa.example.org."} {
+		for _, edns := range []int{0, 1, 2, 3} {
+			for _, compress := range []bool{false, true} {
+				m := new(dns.Msg).SetQuestion(name, dns.TypeA)
+				m.Compress = compress
+				if edns > 0 {
+					m.SetEdns0(1232, edns > 1)
+				}
+				if edns > 2 {
+					o := m.IsEdns0()
+					o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"},
+						&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(192, 0, 2, 0)})
+				}
+				msgs = append(msgs, m)
+			}
+		}
+	}
+	two := new(dns.Msg).SetQuestion("www.example.org.", dns.TypeA)
+	two.Question = append(two.Question, dns.Question{Name: "mail.example.org.", Qtype: dns.TypeMX, Qclass: dns.ClassINET})
+	two.Compress = true
+	withAnswer := new(dns.Msg).SetQuestion("www.example.org.", dns.TypeA)
+	withAnswer.Answer = append(withAnswer.Answer, &dns.A{Hdr: dns.RR_Header{Name: "www.example.org.", Rrtype: dns.TypeA, Class: dns.ClassINET}, A: net.IPv4(192, 0, 2, 1)})
+	withAnswer.Compress = true
+	tsig := new(dns.Msg).SetQuestion("www.example.org.", dns.TypeA)
+	tsig.SetTsig("key.example.org.", dns.HmacSHA256, 300, 0)
+	tsig.Compress = true
+	msgs = append(msgs, two, withAnswer, tsig, new(dns.Msg))
+
+	for _, m := range msgs {
+		if got, want := requestLen(m), m.Len(); got != want {
+			t.Errorf("%v: requestLen %d, Len %d", m.Question, got, want)
+		}
+	}
+}
