@@ -6,19 +6,19 @@ import (
 	"testing"
 )
 
-// TestFeedWhenShortOrDue: a worker feeds before each query while the
-// queue is short; with feedBelow or more queued it feeds only once
-// feedEvery has passed since it last did, so that the system call that
-// mostly finds the socket empty is not made for every query, and no query
-// stays unread in the socket for longer than that.
-func TestFeedWhenShortOrDue(t *testing.T) {
+// TestFeedWhenEmptiedOrDue: a worker feeds before its next query once it
+// has taken the last queued one; while queries stay queued it feeds only
+// once feedEvery has passed since it last did, so that the system call
+// that mostly finds the socket empty is not made for every query, and no
+// query stays unread in the socket for longer than that.
+func TestFeedWhenEmptiedOrDue(t *testing.T) {
 	for _, c := range []struct {
 		name    string
 		advance int64 // the clock moves this much as each task runs
 		min     int   // feeds at least, for the 20 queued tasks
 		max     int
 	}{
-		{"clock still: only while short", 0, 1, feedBelow + 2},
+		{"clock still: only once the queue is empty", 0, 1, 3},
 		{"clock moving past feedEvery each task: every time", feedEvery, 20, 22},
 	} {
 		t.Run(c.name, func(t *testing.T) {

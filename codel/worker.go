@@ -8,12 +8,13 @@ import (
 
 // Local is a worker's own state, handed to the tasks it runs that want it
 // (LocalTask): work they leave to be done together, such as answers sent
-// in one system call. The worker flushes it before each task while fewer
-// than feedBelow wait in the queue, when it finds the queue empty, before
-// it waits, and before it exits: work is held back only while the queue
-// is long, and never while the worker has nothing else to do. The queue's stall check also flushes the
-// Local of a worker that has been inside one task for StallAfter (a
-// plugin that blocks), from its own goroutine: Flush must allow that.
+// in one system call. The worker flushes it when it finds the queue empty,
+// before it waits, and before it exits: work is held back only while
+// there are queued tasks to run, and never while the worker has nothing
+// else to do. A task that may block (a plugin doing I/O) flushes it itself
+// before it runs, so that nothing waits behind it; the queue's stall check
+// also flushes the Local of a worker that has been inside one task for
+// StallAfter, from its own goroutine: Flush must allow that.
 type Local interface{ Flush() }
 
 // LocalTask is a Task that uses the state of the worker that runs it.
@@ -30,12 +31,14 @@ type LocalTask interface {
 type worker struct {
 	q     *Queue
 	local Local // nil unless Config.Local is set
-	// short: the queue held fewer than feedBelow queries when the worker
-	// last took one, so it feeds before the next. With more queued, it
-	// feeds every feedEvery: a system call a query that mostly found the
-	// socket empty was a fifth of the core, and a query left in the
-	// socket for feedEvery is unseen for far less than CoDel's target.
-	short     bool
+	// emptied: the worker took the last queued query, so it feeds before
+	// the next. With more queued, it feeds every feedEvery: a system call
+	// a query that mostly found the socket empty was a fifth of the core
+	// (and feeding before each query while fewer than 8 were queued, half
+	// the system calls of a server that keeps up with its load, each
+	// finding a packet or two), and a query left in the socket for
+	// feedEvery is unseen for far less than CoDel's target.
+	emptied   bool
 	took, fed int64 // when it last took a query, and last fed (queue clock)
 	wake      chan struct{}
 	extra     bool         // added for a blocked one: retires when idle for long
@@ -46,7 +49,7 @@ type worker struct {
 
 // startWorker is called with q.mu held.
 func (q *Queue) startWorker(extra bool) {
-	w := &worker{q: q, wake: make(chan struct{}, 1), extra: extra, short: true}
+	w := &worker{q: q, wake: make(chan struct{}, 1), extra: extra, emptied: true}
 	if q.cfg.Local != nil {
 		w.local = q.cfg.Local()
 	}
@@ -59,7 +62,7 @@ func (w *worker) loop() {
 	defer w.q.wg.Done()
 	feed := w.q.cfg.Feed
 	for {
-		if feed != nil && (w.short || w.took-w.fed >= feedEvery) {
+		if feed != nil && (w.emptied || w.took-w.fed >= feedEvery) {
 			feed()
 			w.fed = w.took
 		}
@@ -71,12 +74,6 @@ func (w *worker) loop() {
 			}
 			return
 		}
-		if w.local != nil && w.short {
-			// Few queued: no batch worth waiting for, and the query
-			// about to run may block (a plugin doing I/O) with the
-			// answers still held.
-			w.local.Flush()
-		}
 		w.stats.observe(sojourn)
 		w.inTask.Store(max(w.took, 1)) // when it was taken
 		w.run(e.task, w.took)
@@ -84,12 +81,8 @@ func (w *worker) loop() {
 	}
 }
 
-// feedBelow is how few queued queries make a worker feed before its next;
-// with more, it feeds every feedEvery.
-const (
-	feedBelow = 8
-	feedEvery = int64(200 * time.Microsecond)
-)
+// feedEvery is how often a worker feeds while queries stay queued.
+const feedEvery = int64(200 * time.Microsecond)
 
 // run runs t; a panic is counted and the worker goes on.
 func (w *worker) run(t Task, taken int64) {
@@ -122,7 +115,7 @@ func (w *worker) take() (entry, int64, bool) {
 		if e, sojourn, ok := q.next(q.cfg.Clock(), &w.dropped); ok {
 			q.progress++
 			q.stalled = false
-			w.short = q.n < feedBelow
+			w.emptied = q.n == 0
 			w.took = e.arrival + sojourn
 			q.mu.Unlock()
 			return e, sojourn, true

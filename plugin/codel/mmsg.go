@@ -134,14 +134,26 @@ func (o *outbox) add(r *reader, b []byte, to netip.AddrPort, src net.IP) {
 // was full put 2.4 ms on the median answer (bench/README.md).
 const maxHold = 100 * time.Microsecond
 
-// due sends what is held if the first of it has waited maxHold: the
-// worker calls it before each query.
+// due sends what is held if the first of it has waited maxHold.
 func (o *outbox) due(now int64) {
 	o.mu.Lock()
 	if o.n > 0 && now-o.first >= int64(maxHold) {
 		o.send()
 	}
 	o.mu.Unlock()
+}
+
+// before is called before each query, taken at taken: the answers held go
+// out now if the query may block (a plugin doing I/O), and otherwise once
+// they are maxHold old (due). The plugins of a server that recycles its
+// queries only compute: a costly one (an online signature) holds them
+// while it runs, no longer.
+func (o *outbox) before(mayBlock bool, taken int64) {
+	if mayBlock {
+		o.Flush()
+		return
+	}
+	o.due(taken)
 }
 
 // Flush implements codel.Local: the worker has nothing else to do, or the

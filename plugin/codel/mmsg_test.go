@@ -177,6 +177,33 @@ func TestHeldAnswersAreDue(t *testing.T) {
 	}
 }
 
+// TestHeldAnswersGoBeforeAQueryThatMayBlock: before a query whose server
+// may block (no Life: a plugin doing I/O), a worker sends what it holds at
+// once; before one that only computes, it keeps what is younger than
+// maxHold.
+func TestHeldAnswersGoBeforeAQueryThatMayBlock(t *testing.T) {
+	r, client := socketPair(t, "udp4", "127.0.0.1:0")
+	var now int64 = 1_000_000
+	r.c.now = func() int64 { return now }
+	o := new(outbox)
+	o.mu.Lock()
+	o.add(r, []byte("held"), client.LocalAddr().(*net.UDPAddr).AddrPort(), nil)
+	o.mu.Unlock()
+	o.before(false, now+1)
+	if o.n != 1 {
+		t.Fatal("an answer was sent before a query that only computes")
+	}
+	o.before(true, now+1)
+	if o.n != 0 {
+		t.Fatal("an answer was held before a query that may block")
+	}
+	buf := make([]byte, 64)
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "held" {
+		t.Fatalf("read %q, %v", buf[:k], err)
+	}
+}
+
 // TestArrivalIsTheKernelsStamp: on a socket whose datagrams the kernel
 // stamps, a query's arrival is when it reached the socket, not when it was
 // read: 50 ms spent unread in the socket's buffer count toward its wait.

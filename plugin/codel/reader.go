@@ -294,10 +294,11 @@ var packetPool = sync.Pool{New: func() any { return new(packet) }}
 
 // RunLocal runs the query on a worker whose answers wait in out until it
 // flushes them; an answer written after the query leaves the worker (alias
-// answers later) goes out at once.
+// answers later) goes out at once. Where the query has no Life, a plugin
+// of its server may block on I/O (forward, for one: recycle.go).
 func (p *packet) RunLocal(l codel.Local, taken int64) {
 	out := l.(*outbox)
-	out.due(taken)
+	out.before(p.ctx.hop.Life == nil, taken)
 	p.ctx.hop.Taken = taken
 	p.w.out = out
 	if p.ctx.hop.Life != nil {
