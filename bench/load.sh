@@ -16,7 +16,8 @@
 # bench/loadgen offers every server the same fixed rate (LAT_RATE, below
 # all of their capacities) for the latency percentiles, so that they are
 # compared on the same load rather than on how deep dnsperf fills each one's
-# queue. With CORES=N, CPUs 0 to N-1 go to the server (GOMAXPROCS=N, N
+# queue, and for the CPU time each spends an answered query on that load
+# (µs/q@rate; LAT_RATE=80000 for a load near ontime's capacity). With CORES=N, CPUs 0 to N-1 go to the server (GOMAXPROCS=N, N
 # workers for Knot and NSD) and dnsperf runs on the CPUs left, a thread
 # each (4 clients and 200 queries outstanding a thread); with every CPU
 # given to the server the load tools share them, unpinned, dnsperf with a
@@ -201,10 +202,18 @@ for round in $(seq "$ROUNDS"); do
 			# for every server; the user share is the server's own code.
 			user_us=$(echo "if (${done_q:-0} > 0) ($u1 - $u0) * 1000000 / $hz / $done_q else 0" | bc -l)
 			sys_us=$(echo "if (${done_q:-0} > 0) ($s1 - $s0) * 1000000 / $hz / $done_q else 0" | bc -l)
+			# At the fixed rate, every server is offered the same arrivals,
+			# evenly spaced rather than paced by its own answers as dnsperf's
+			# are: its CPU time an answered query (user and kernel) is what
+			# serving that load costs it.
+			read -r u0 s0 < <(cpu_ticks "$pid")
 			$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$queries" -rate "$LAT_RATE" \
 				-duration "${LAT_SECS}s" -warmup 500ms -json > "$out/$s.loadgen" 2>/dev/null || true
+			read -r u1 s1 < <(cpu_ticks "$pid")
 			p50=$(field p50_ms < "$out/$s.loadgen") p99=$(field p99_ms < "$out/$s.loadgen") p999=$(field p999_ms < "$out/$s.loadgen")
-			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.2f\t%.2f\n' "$round" "$row" "${qps:-0}" "${p50:-0}" "${p99:-0}" "${p999:-0}" "${lost:-?}" "$cpu_pct" "$per_cpu" "$user_us" "$sys_us" >> "$results"
+			answered=$(field answered < "$out/$s.loadgen")
+			rate_us=$(echo "if (${answered:-0} > 0) ($u1 + $s1 - $u0 - $s0) * 1000000 / $hz / $answered else 0" | bc -l)
+			printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\n' "$round" "$row" "${qps:-0}" "${p50:-0}" "${p99:-0}" "${p999:-0}" "${lost:-?}" "$cpu_pct" "$per_cpu" "$user_us" "$sys_us" "$rate_us" >> "$results"
 			kill "$pid"; wait "$pid" 2>/dev/null || true
 		done
 	done
@@ -215,16 +224,17 @@ echo "$HOSTS-host zone$([ -n "$NAMES" ] && echo ", the mix's first $NAMES querie
 echo "full: ontime's chain (prometheus, codel, fastpack, zonestore); file, whoami: stock CoreDNS; floor: bench/floor -batch 32"
 echo "latency: bench/loadgen offering $LAT_RATE queries/s for ${LAT_SECS}s to each"
 echo "cpu: the server's CPU use while dnsperf ran; q/cpu-s: queries answered per second of it; user, sys: its user and kernel time a query (µs)"
+echo "µs/q@rate: the server's CPU time (user and kernel) an answered query while bench/loadgen offered $LAT_RATE queries/s"
 awk -F'\t' '
-	{ q[$2] += $3; a[$2] += $4; b[$2] += $5; c[$2] += $6; u[$2] += $8; e[$2] += $9; us[$2] += $10; sy[$2] += $11; n[$2]++; if (!($2 in order)) { order[$2] = ++k; names[k] = $2 } }
+	{ q[$2] += $3; a[$2] += $4; b[$2] += $5; c[$2] += $6; u[$2] += $8; e[$2] += $9; us[$2] += $10; sy[$2] += $11; fr[$2] += $12; n[$2]++; if (!($2 in order)) { order[$2] = ++k; names[k] = $2 } }
 	END {
 		knot = ("knot" in q) ? q["knot"] / n["knot"] : 0
 		if (!knot && ("knot@1" in q)) knot = q["knot@1"] / n["knot@1"]
-		printf "%-16s %10s %8s %9s %9s %9s %6s %10s %6s %6s %8s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms", "cpu", "q/cpu-s", "user", "sys", "x 1 core"
+		printf "%-16s %10s %8s %9s %9s %9s %6s %10s %6s %6s %8s %10s\n", "server", "queries/s", "x Knot", "p50 ms", "p99 ms", "p99.9 ms", "cpu", "q/cpu-s", "user", "sys", "x 1 core", "µs/q@rate"
 		for (i = 1; i <= k; i++) { s = names[i]; m = q[s] / n[s]
 			one = s; sub(/@[0-9]+$/, "@1", one) # the same server on one core
 			scale = (s ~ /@/ && (one in q)) ? sprintf("%8.2f", m / (q[one] / n[one])) : sprintf("%8s", "-")
-			printf "%-16s %10.0f %8.2f %9.3f %9.3f %9.3f %5.0f%% %10.0f %6.2f %6.2f %s\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s], u[s] / n[s], e[s] / n[s], us[s] / n[s], sy[s] / n[s], scale }
+			printf "%-16s %10.0f %8.2f %9.3f %9.3f %9.3f %5.0f%% %10.0f %6.2f %6.2f %s %10.2f\n", s, m, knot ? m / knot : 0, a[s] / n[s], b[s] / n[s], c[s] / n[s], u[s] / n[s], e[s] / n[s], us[s] / n[s], sy[s] / n[s], scale, fr[s] / n[s] }
 	}' "$results"
 } | tee "$out/table.txt"
 
