@@ -33,6 +33,10 @@ type router struct {
 	// decides those.
 	zones      map[string]plugin.Handler
 	stacktrace bool
+	// one is the only zone where the server serves one (the usual ".:53
+	// { ... }"), so that a name is matched against it alone rather than
+	// each of its suffixes looked up.
+	one string
 }
 
 // routerOf reads s's table of server blocks (serverZones); nil where it
@@ -51,6 +55,11 @@ func routerOf(s *dnsserver.Server) *router {
 			h = plainChain(list[0])
 		}
 		rt.zones[zone] = h
+	}
+	if len(rt.zones) == 1 {
+		for zone := range rt.zones {
+			rt.one = zone
+		}
 	}
 	return rt
 }
@@ -89,7 +98,21 @@ func (rt *router) route(r *dns.Msg) plugin.Handler {
 	if !ok {
 		return nil
 	}
+	if rt.one == "." {
+		return rt.zones["."] // the root holds every name
+	}
 	for off, end := 0, false; !end; off, end = dns.NextLabel(name, off) {
+		if rt.one != "" {
+			// The one zone: the suffix of its length is the only one
+			// to compare.
+			if rest := len(name) - off; rest <= len(rt.one) {
+				if name[off:] == rt.one {
+					return rt.zones[rt.one]
+				}
+				break
+			}
+			continue
+		}
 		if h, ok := rt.zones[name[off:]]; ok {
 			return h
 		}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/coredns/coredns/plugin"
 	_ "github.com/coredns/coredns/plugin/erratic"
 	_ "github.com/coredns/coredns/plugin/metadata"
 	_ "github.com/coredns/coredns/plugin/view"
@@ -80,6 +81,31 @@ viewed.example.org:PORT {
 // Server.ServeDNS's cases, the router either leaves the query to it or
 // hands it to the chain Server.ServeDNS hands it to: the answer written is
 // the same, byte for byte. The plain cases are routed here, and the others
+// TestRouterOfOneZone: a server of one zone (".:53 { ... }", the usual)
+// is routed by comparing a name with that zone alone, and finds what the
+// lookup of each of the name's suffixes finds: for the root, for a zone
+// and for a zone that is a suffix of another's name, on names in and out
+// of it, in any case, with escaped dots that are not label boundaries.
+func TestRouterOfOneZone(t *testing.T) {
+	r := startServer(t, " codel\n fastpack\n", "", "$ORIGIN example.org.\n@ 300 SOA ns1 hostmaster 1 7200 3600 1209600 300\n", "example.org.")
+	if r.route == nil || r.route.one != "." {
+		t.Fatalf("a server of the one zone . routes by lookup (%+v)", r.route)
+	}
+	chain := plugin.HandlerFunc(func(context.Context, dns.ResponseWriter, *dns.Msg) (int, error) { return 0, nil })
+	names := []string{"www.example.org.", "WWW.Example.ORG.", "example.org.", "org.", ".", `a\.example.org.`, `x.a\.org.`,
+		"xexample.org.", "example.org.uk.", "elsewhere.net.", "a.b.c.d.e.f.example.org.", `example\.org.`, "sub.example.org."}
+	for _, zone := range []string{".", "example.org.", "org.", "sub.example.org."} {
+		one := &router{zones: map[string]plugin.Handler{zone: chain}, one: zone}
+		lookup := &router{zones: map[string]plugin.Handler{zone: chain}}
+		for _, name := range names {
+			m := new(dns.Msg).SetQuestion(name, dns.TypeA)
+			if got, want := one.route(m) != nil, lookup.route(m) != nil; got != want {
+				t.Errorf("zone %s, name %s: routed %v, by lookup %v", zone, name, got, want)
+			}
+		}
+	}
+}
+
 // are not.
 func TestRouterIsServeDNS(t *testing.T) {
 	zone := "$ORIGIN example.org.\n$TTL 300\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n@ NS ns1\nns1 A 192.0.2.53\nwww A 192.0.2.1\na\\.b A 192.0.2.2\n"
