@@ -2,6 +2,7 @@ package codel
 
 import (
 	"fmt"
+	"sync"
 	"sync/atomic"
 	"testing"
 )
@@ -38,5 +39,37 @@ func TestFeedWhenEmptiedOrDue(t *testing.T) {
 				t.Fatalf("%d feeds for 20 queued tasks, want %d to %d", n, c.min, c.max)
 			}
 		})
+	}
+}
+
+// TestOneFeedBeforeParking: a worker that has just fed and finds the queue
+// empty lets its Local go and parks, without feeding again: one feed for
+// each time it runs out of work, the first when it starts.
+func TestOneFeedBeforeParking(t *testing.T) {
+	var mu sync.Mutex
+	var flushes [][]string
+	var feeds atomic.Int64
+	q := New(Config{Workers: 1, Feed: func() { feeds.Add(1) }, Local: func() Local { return &held{mu: &mu, flushes: &flushes} }})
+	defer q.Close()
+	parked := func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.idle) == 1
+	}
+	waitFor(t, "the worker to park", parked)
+	if n := feeds.Load(); n != 1 {
+		t.Fatalf("%d feeds before the worker first parked, want 1", n)
+	}
+	for i := range 3 {
+		q.Submit(&localTask{name: fmt.Sprint(i)}, Now())
+		waitFor(t, "the task's answer to go", func() bool {
+			mu.Lock()
+			defer mu.Unlock()
+			return len(flushes) == i+1
+		})
+		waitFor(t, "the worker to park again", parked)
+		if n := feeds.Load(); n != int64(i+2) {
+			t.Fatalf("%d feeds after %d tasks, each run by an idle worker; want %d", n, i+1, i+2)
+		}
 	}
 }

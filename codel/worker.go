@@ -62,11 +62,12 @@ func (w *worker) loop() {
 	defer w.q.wg.Done()
 	feed := w.q.cfg.Feed
 	for {
+		fed := false
 		if feed != nil && (w.emptied || w.took-w.fed >= feedEvery) {
 			feed()
-			w.fed = w.took
+			w.fed, fed = w.took, true
 		}
-		e, sojourn, ok := w.take()
+		e, sojourn, ok := w.take(fed)
 		w.tellDropped()
 		if !ok {
 			if w.local != nil {
@@ -100,8 +101,11 @@ func (w *worker) run(t Task, taken int64) {
 
 // take returns the next query to serve, parking while there is none. It
 // returns false when the worker should exit: the queue is closed and
-// empty, or the worker is an extra one that stayed idle too long.
-func (w *worker) take() (entry, int64, bool) {
+// empty, or the worker is an extra one that stayed idle too long. fed: the
+// worker fed just before, so that a queue found empty is not fed again
+// after the flush (a system call that finds nothing; what arrives while
+// the worker parks wakes the reader).
+func (w *worker) take(fed bool) (entry, int64, bool) {
 	q := w.q
 	q.mu.Lock()
 	if w.extra && q.retiring > 0 {
@@ -126,7 +130,7 @@ func (w *worker) take() (entry, int64, bool) {
 			flushed = true
 			q.mu.Unlock()
 			w.local.Flush()
-			if feed := q.cfg.Feed; feed != nil {
+			if feed := q.cfg.Feed; feed != nil && !fed {
 				feed()
 			}
 			q.mu.Lock()

@@ -106,17 +106,18 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 	return nil, err
 }
 
-// run blocks on the socket and queues what it reads.
+// run blocks on the socket and queues what it reads, until the socket is
+// closed. It reads until a read comes back short of a batch: the socket
+// was empty then, and the next datagram to arrive marks it readable again
+// (Go's poller is edge-triggered), so it waits at once rather than after
+// one more call that finds nothing.
 func (r *reader) run() {
 	defer close(r.done)
-	for {
-		err := r.raw.Read(func(fd uintptr) bool {
-			return r.drain(fd, &r.runIn) > 0 // none: wait for the socket to be readable
-		})
-		if err != nil {
-			return // closed
+	r.raw.Read(func(fd uintptr) bool {
+		for r.drain(fd, &r.runIn) == batch {
 		}
-	}
+		return false // wait for the socket to be readable; Read returns once it is closed
+	})
 }
 
 // feed queues, without waiting, what has arrived on the socket; a worker
