@@ -35,6 +35,17 @@ func socketPair(t *testing.T, network, addr string) (*reader, *net.UDPConn) {
 	return &reader{c: &Codel{now: codel.Now}, conn: conn, raw: raw, local: conn.LocalAddr(), inet6: network == "udp6"}, client
 }
 
+// readAnswer reads one datagram at client, within 5 s, and fails unless it
+// is want.
+func readAnswer(t *testing.T, client *net.UDPConn, want string) {
+	t.Helper()
+	buf := make([]byte, 64)
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if k, err := client.Read(buf); err != nil || string(buf[:k]) != want {
+		t.Fatalf("read %q, %v; want %q", buf[:k], err, want)
+	}
+}
+
 // TestBatchesCarryEveryDatagram: queries read a batch at a time come out
 // whole with their sources, and answers held in a worker's outbox (more
 // than one batch of them) all reach the client, in order, when it flushes.
@@ -115,11 +126,7 @@ func TestLateAnswerGoesAtOnce(t *testing.T) {
 	if o.n != 0 {
 		t.Fatal("a late answer was held in the outbox")
 	}
-	buf := make([]byte, 64)
-	client.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "late" {
-		t.Fatalf("read %q, %v; want the late answer", buf[:k], err)
-	}
+	readAnswer(t, client, "late")
 }
 
 // TestMappedAddressesOnAnIPv6Socket: an IPv4 client of a dual-stack socket
@@ -142,39 +149,35 @@ func TestMappedAddressesOnAnIPv6Socket(t *testing.T) {
 	o.add(r, []byte("to v4"), client.LocalAddr().(*net.UDPAddr).AddrPort(), nil)
 	o.mu.Unlock()
 	o.Flush()
-	buf := make([]byte, 64)
-	client.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "to v4" {
-		t.Fatalf("read %q, %v; want the answer sent from the dual-stack socket", buf[:k], err)
-	}
+	readAnswer(t, client, "to v4")
+}
+
+// holdOne returns an outbox holding one answer, "held", added at the
+// queue's time start, and the client it goes to.
+func holdOne(t *testing.T) (o *outbox, client *net.UDPConn, start int64) {
+	r, client := socketPair(t, "udp4", "127.0.0.1:0")
+	start = 1_000_000
+	r.c.now = func() int64 { return start }
+	o = new(outbox)
+	o.mu.Lock()
+	o.add(r, []byte("held"), client.LocalAddr().(*net.UDPAddr).AddrPort(), nil)
+	o.mu.Unlock()
+	return o, client, start
 }
 
 // TestHeldAnswersAreDue: before its next query a worker sends what it has
 // held for maxHold, and keeps what is younger for the batch.
 func TestHeldAnswersAreDue(t *testing.T) {
-	r, client := socketPair(t, "udp4", "127.0.0.1:0")
-	var now int64 = 1_000_000
-	r.c.now = func() int64 { return now }
-	o := new(outbox)
-	to := client.LocalAddr().(*net.UDPAddr).AddrPort()
-	o.mu.Lock()
-	o.add(r, []byte("held"), to, nil)
-	o.mu.Unlock()
-	now += int64(maxHold) / 2
-	o.due(now)
+	o, client, start := holdOne(t)
+	o.due(start + int64(maxHold)/2)
 	if o.n != 1 {
 		t.Fatal("an answer younger than maxHold was sent before the batch filled")
 	}
-	now += int64(maxHold)
-	o.due(now)
+	o.due(start + int64(maxHold)*3/2)
 	if o.n != 0 {
 		t.Fatal("an answer held longer than maxHold was not sent")
 	}
-	buf := make([]byte, 64)
-	client.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "held" {
-		t.Fatalf("read %q, %v", buf[:k], err)
-	}
+	readAnswer(t, client, "held")
 }
 
 // TestHeldAnswersGoBeforeAQueryThatMayBlock: before a query whose server
@@ -182,26 +185,16 @@ func TestHeldAnswersAreDue(t *testing.T) {
 // once; before one that only computes, it keeps what is younger than
 // maxHold.
 func TestHeldAnswersGoBeforeAQueryThatMayBlock(t *testing.T) {
-	r, client := socketPair(t, "udp4", "127.0.0.1:0")
-	var now int64 = 1_000_000
-	r.c.now = func() int64 { return now }
-	o := new(outbox)
-	o.mu.Lock()
-	o.add(r, []byte("held"), client.LocalAddr().(*net.UDPAddr).AddrPort(), nil)
-	o.mu.Unlock()
-	o.before(false, now+1)
+	o, client, start := holdOne(t)
+	o.before(false, start+1)
 	if o.n != 1 {
 		t.Fatal("an answer was sent before a query that only computes")
 	}
-	o.before(true, now+1)
+	o.before(true, start+1)
 	if o.n != 0 {
 		t.Fatal("an answer was held before a query that may block")
 	}
-	buf := make([]byte, 64)
-	client.SetReadDeadline(time.Now().Add(5 * time.Second))
-	if k, err := client.Read(buf); err != nil || string(buf[:k]) != "held" {
-		t.Fatalf("read %q, %v", buf[:k], err)
-	}
+	readAnswer(t, client, "held")
 }
 
 // TestArrivalIsTheKernelsStamp: on a socket whose datagrams the kernel
