@@ -48,3 +48,27 @@ func TestRequestLenIsLen(t *testing.T) {
 		}
 	}
 }
+
+// FuzzRequestLen holds requestLen to Msg.Len on whatever miekg/dns
+// unpacks from the fuzzer's octets.
+func FuzzRequestLen(f *testing.F) {
+	for _, m := range []*dns.Msg{
+		new(dns.Msg).SetQuestion("www.example.org.", dns.TypeA),
+		new(dns.Msg).SetQuestion(`a\.b.example.`, dns.TypeTXT).SetEdns0(1232, true),
+	} {
+		b, err := m.Pack()
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		m := new(dns.Msg)
+		if m.Unpack(b) != nil {
+			return
+		}
+		if got, want := requestLen(m), m.Len(); got != want {
+			t.Fatalf("%v: requestLen %d, Len %d", m.Question, got, want)
+		}
+	})
+}
