@@ -67,12 +67,12 @@ func (in *inbox) read(fd uintptr, control bool) (int, error) {
 	return recvmmsg(fd, in.hdrs[:])
 }
 
-// take returns datagram i of the last read, its source and its control
-// message, and gives its buffer away.
+// take returns a copy of datagram i of the last read in a buffer of its
+// size's pool (packetCopy), its source and its control message.
 func (in *inbox) take(i int) (buf *[]byte, size int, from netip.AddrPort, oob []byte) {
-	buf, in.bufs[i] = in.bufs[i], nil
 	h := &in.hdrs[i]
-	return buf, int(h.n), fromRaw(&in.names[i]), in.oobs[i][:h.hdr.Controllen]
+	size = int(h.n)
+	return packetCopy((*in.bufs[i])[:size]), size, fromRaw(&in.names[i]), in.oobs[i][:h.hdr.Controllen]
 }
 
 // outbox holds a worker's answers until it flushes them in one sendmmsg.

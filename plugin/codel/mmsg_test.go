@@ -77,7 +77,7 @@ func TestBatchesCarryEveryDatagram(t *testing.T) {
 						buf, size, src, _ := in.take(i)
 						got = append(got, string((*buf)[:size]))
 						from = src
-						packets.Put(buf)
+						releasePacket(buf)
 					}
 					return true
 				})

@@ -68,11 +68,13 @@ const batch = 32 // packets read at most per system call, and answers sent
 // own reader takes 512 octets at most).
 const packetSize = 4096
 
-// packets are buffers for queued packets, returned when the query ends.
+// packets are buffers of packetSize: the inbox's receive buffers, and
+// those of queued queries too long for a small one (packetbuf.go).
 var packets = sync.Pool{New: func() any { b := make([]byte, packetSize); return &b }}
 
 // newReader starts reading the socket of s, bound to addr.
 func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, error) {
+	warmPools()
 	conn, feedCon, undo, forget, err := openSockets(addr)
 	if err != nil {
 		return nil, err
@@ -157,7 +159,7 @@ func (r *reader) drain(fd uintptr, in *inbox) int {
 	for i := range n {
 		buf, size, from, oob := in.take(i)
 		if size < 12 {
-			packets.Put(buf)
+			releasePacket(buf)
 			continue
 		}
 		arrival := now
@@ -324,7 +326,7 @@ func (p *packet) Run() {
 // serve serves the query and gives its buffer back: what was unpacked from
 // it is copied.
 func (p *packet) serve() {
-	defer packets.Put(p.buf)
+	defer releasePacket(p.buf)
 	serve(&p.ctx, (*p.buf)[:p.n], &p.w, &p.req, &p.sw)
 }
 
@@ -388,7 +390,7 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked, sw *
 // Drop answers as the drop mode says; silent by default.
 func (p *packet) Drop(codel.Reason) {
 	defer p.end()
-	defer packets.Put(p.buf)
+	defer releasePacket(p.buf)
 	if p.w.r.c.drop == dropSilent {
 		return
 	}
