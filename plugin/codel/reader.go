@@ -74,7 +74,6 @@ var packets = sync.Pool{New: func() any { b := make([]byte, packetSize); return 
 
 // newReader starts reading the socket of s, bound to addr.
 func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, error) {
-	warmPools()
 	conn, feedCon, undo, forget, err := openSockets(addr)
 	if err != nil {
 		return nil, err
