@@ -17,8 +17,9 @@
 # all of their capacities) for the latency percentiles, so that they are
 # compared on the same load rather than on how deep dnsperf fills each one's
 # queue, and for the CPU time each spends an answered query on that load
-# (µs/q@rate; LAT_RATE=80000 for a load near ontime's capacity). With CORES=N, CPUs 0 to N-1 go to the server (GOMAXPROCS=N, N
-# workers for Knot and NSD) and dnsperf runs on the CPUs left, a thread
+# (µs/q@rate; LAT_RATE=80000 for a load near ontime's capacity). With
+# CORES=N, CPUs 0 to N-1 go to the server (GOMAXPROCS=N, N workers for
+# Knot and NSD) and dnsperf runs on the CPUs left, a thread
 # each (4 clients and 200 queries outstanding a thread); with every CPU
 # given to the server the load tools share them, unpinned, dnsperf with a
 # thread for every four CPUs. CORES="1 2 4 8" runs each, interleaved, each

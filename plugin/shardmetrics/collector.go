@@ -78,39 +78,31 @@ func (f *family) Describe(ch chan<- *prometheus.Desc) { f.stock.Describe(ch) }
 func (f *family) Collect(ch chan<- prometheus.Metric) {
 	sum := map[string]*summed{}
 	var order []string
-	add := func(c prometheus.Collector) {
-		in := make(chan prometheus.Metric)
-		go func() { c.Collect(in); close(in) }()
-		for m := range in {
-			d := new(dto.Metric)
-			if m.Write(d) != nil {
-				continue
-			}
-			k := labelKey(d.Label)
-			if s, ok := sum[k]; ok {
-				s.add(d)
-				continue
-			}
-			sum[k] = &summed{desc: m.Desc(), m: d}
-			order = append(order, k)
+	merge := func(desc *prometheus.Desc, d *dto.Metric) { // into the sum of d's label set
+		k := labelKey(d.Label)
+		if s, ok := sum[k]; ok {
+			s.add(d)
+			return
+		}
+		sum[k] = &summed{desc: desc, m: d}
+		order = append(order, k)
+	}
+	in := make(chan prometheus.Metric)
+	go func() { f.stock.Collect(in); close(in) }()
+	for m := range in {
+		d := new(dto.Metric)
+		if m.Write(d) == nil {
+			merge(m.Desc(), d)
 		}
 	}
-	add(f.stock)
 	for _, s := range allShards() {
 		s.mu.Lock()
 		for _, se := range s.series {
 			d := new(dto.Metric)
-			if !f.write(se, d) {
-				continue
+			if f.write(se, d) {
+				d.Label = prometheus.MakeLabelPairs(f.desc, f.labels(se.k))
+				merge(f.desc, d)
 			}
-			d.Label = prometheus.MakeLabelPairs(f.desc, f.labels(se.k))
-			k := labelKey(d.Label)
-			if prev, ok := sum[k]; ok {
-				prev.add(d)
-				continue
-			}
-			sum[k] = &summed{desc: f.desc, m: d}
-			order = append(order, k)
 		}
 		s.mu.Unlock()
 	}

@@ -58,7 +58,8 @@ func newKind(bounds []float64, loExp, hiExp int) *histKind {
 	if n := len(bounds); n > 0 && math.IsInf(bounds[n-1], 1) {
 		bounds = bounds[:n-1] // +Inf is implicit, as prometheus has it
 	}
-	return &histKind{bounds: bounds, lo: nativeKey(math.Ldexp(1, loExp)), dense: nativeKey(math.Ldexp(1, hiExp)) - nativeKey(math.Ldexp(1, loExp)) + 1}
+	lo := nativeKey(math.Ldexp(1, loExp))
+	return &histKind{bounds: bounds, lo: lo, dense: nativeKey(math.Ldexp(1, hiExp)) - lo + 1}
 }
 
 func newHist(k *histKind) hist {
@@ -75,11 +76,12 @@ func (h *hist) observe(v float64) {
 	}
 	switch {
 	case v > threshold:
-		if i := nativeKey(v) - h.kind.lo; i >= 0 && i < len(h.native) {
+		k := nativeKey(v)
+		if i := k - h.kind.lo; i >= 0 && i < len(h.native) {
 			h.native[i]++
 			return
 		}
-		h.more = addTo(h.more, nativeKey(v))
+		h.more = addTo(h.more, k)
 	case v < -threshold:
 		h.negated = addTo(h.negated, nativeKey(v))
 	default:
