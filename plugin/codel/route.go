@@ -33,10 +33,20 @@ type router struct {
 	// decides those.
 	zones      map[string]plugin.Handler
 	stacktrace bool
-	// one is the only zone where the server serves one (the usual ".:53
-	// { ... }"), so that a name is matched against it alone rather than
-	// each of its suffixes looked up.
-	one string
+	// longest is the length of the longest zone: a suffix of a name that
+	// is longer names none, and is not looked up. A server of the one zone
+	// "." (the usual ".:53 { ... }") looks up nothing but it.
+	longest int
+	root    plugin.Handler // the root's chain, where a server serves it: what a name of no other zone goes to
+}
+
+// add routes zone to h.
+func (rt *router) add(zone string, h plugin.Handler) {
+	rt.zones[zone] = h
+	rt.longest = max(rt.longest, len(zone))
+	if zone == "." {
+		rt.root = h
+	}
 }
 
 // routerOf reads s's table of server blocks (serverZones); nil where it
@@ -54,12 +64,7 @@ func routerOf(s *dnsserver.Server) *router {
 		if len(list) == 1 {
 			h = plainChain(list[0])
 		}
-		rt.zones[zone] = h
-	}
-	if len(rt.zones) == 1 {
-		for zone := range rt.zones {
-			rt.one = zone
-		}
+		rt.add(zone, h)
 	}
 	return rt
 }
@@ -98,26 +103,15 @@ func (rt *router) route(r *dns.Msg) plugin.Handler {
 	if !ok {
 		return nil
 	}
-	if rt.one == "." {
-		return rt.zones["."] // the root holds every name
-	}
 	for off, end := 0, false; !end; off, end = dns.NextLabel(name, off) {
-		if rt.one != "" {
-			// The one zone: the suffix of its length is the only one
-			// to compare.
-			if rest := len(name) - off; rest <= len(rt.one) {
-				if name[off:] == rt.one {
-					return rt.zones[rt.one]
-				}
-				break
-			}
+		if len(name)-off > rt.longest {
 			continue
 		}
 		if h, ok := rt.zones[name[off:]]; ok {
 			return h
 		}
 	}
-	return rt.zones["."] // nil where absent: the server refuses
+	return rt.root // nil where absent: the server refuses
 }
 
 // lowered is name in lower case, as strings.ToLower makes it of a name of

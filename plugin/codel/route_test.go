@@ -81,26 +81,39 @@ viewed.example.org:PORT {
 // Server.ServeDNS's cases, the router either leaves the query to it or
 // hands it to the chain Server.ServeDNS hands it to: the answer written is
 // the same, byte for byte. The plain cases are routed here, and the others
-// TestRouterOfOneZone: a server of one zone (".:53 { ... }", the usual)
-// is routed by comparing a name with that zone alone, and finds what the
-// lookup of each of the name's suffixes finds: for the root, for a zone
-// and for a zone that is a suffix of another's name, on names in and out
-// of it, in any case, with escaped dots that are not label boundaries.
-func TestRouterOfOneZone(t *testing.T) {
+// zoneChain is a chain that says which zone it was routed for.
+type zoneChain string
+
+func (zoneChain) Name() string { return "zone" }
+func (zoneChain) ServeDNS(context.Context, dns.ResponseWriter, *dns.Msg) (int, error) {
+	return 0, nil
+}
+
+// TestRouterSkipsLongerSuffixes: a name's suffixes longer than every zone
+// are not looked up, and each name goes to the chain that looking every
+// suffix up finds: for the root alone (a server of ".", the usual, whose
+// router is checked too), one zone, a zone that is a suffix of another's
+// name, zones inside zones, on names in and out of them, in any case, with
+// escaped dots that are not label boundaries.
+func TestRouterSkipsLongerSuffixes(t *testing.T) {
 	r := startServer(t, " codel\n fastpack\n", "", "$ORIGIN example.org.\n@ 300 SOA ns1 hostmaster 1 7200 3600 1209600 300\n", "example.org.")
-	if r.route == nil || r.route.one != "." {
-		t.Fatalf("a server of the one zone . routes by lookup (%+v)", r.route)
+	if r.route == nil || r.route.longest != 1 {
+		t.Fatalf("a server of the one zone . looks up suffixes longer than it (%+v)", r.route)
 	}
-	chain := plugin.HandlerFunc(func(context.Context, dns.ResponseWriter, *dns.Msg) (int, error) { return 0, nil })
 	names := []string{"www.example.org.", "WWW.Example.ORG.", "example.org.", "org.", ".", `a\.example.org.`, `x.a\.org.`,
-		"xexample.org.", "example.org.uk.", "elsewhere.net.", "a.b.c.d.e.f.example.org.", `example\.org.`, "sub.example.org."}
-	for _, zone := range []string{".", "example.org.", "org.", "sub.example.org."} {
-		one := &router{zones: map[string]plugin.Handler{zone: chain}, one: zone}
-		lookup := &router{zones: map[string]plugin.Handler{zone: chain}}
+		"xexample.org.", "example.org.uk.", "elsewhere.net.", "a.b.c.d.e.f.example.org.", `example\.org.`, "sub.example.org.", "x.sub.example.org."}
+	for _, zones := range [][]string{{"."}, {"example.org."}, {"org."}, {"sub.example.org."}, {"sub.example.org.", "example.org."},
+		{"org.", "sub.example.org.", "."}, {`a\.example.org.`, "example.org."}} {
+		skips, every := &router{zones: map[string]plugin.Handler{}}, &router{zones: map[string]plugin.Handler{}}
+		for _, z := range zones {
+			skips.add(z, zoneChain(z))
+			every.add(z, zoneChain(z))
+		}
+		every.longest = 255 // looks every suffix up
 		for _, name := range names {
 			m := new(dns.Msg).SetQuestion(name, dns.TypeA)
-			if got, want := one.route(m) != nil, lookup.route(m) != nil; got != want {
-				t.Errorf("zone %s, name %s: routed %v, by lookup %v", zone, name, got, want)
+			if got, want := skips.route(m), every.route(m); got != want {
+				t.Errorf("zones %v, name %s: routed to %v, looking every suffix up to %v", zones, name, got, want)
 			}
 		}
 	}
