@@ -5,7 +5,7 @@ package codel
 import (
 	"bytes"
 	"os"
-	"strconv"
+	"sync"
 	"time"
 )
 
@@ -21,47 +21,119 @@ import (
 // counted whole, for every CPU: it accrues only while a CPU has work, and
 // at worst a busy neighbour's share makes workers look less idle, so fewer
 // are added.)
+//
+// The files stay open from one call to the next (procs): opening, reading
+// and closing each thread's file and /proc/stat took 156 µs and 66
+// allocations with eight threads, under the queue's lock, every 40 ms of a
+// busy server.
 func processCPU() (busy int64, ok bool) {
-	busy = stolen()
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return 0, false
-	}
-	for _, t := range tasks {
-		b, err := os.ReadFile("/proc/self/task/" + t.Name() + "/schedstat")
-		if err != nil {
-			continue // the thread exited
-		}
-		f := bytes.Fields(b)
-		if len(f) < 2 {
-			return 0, false
-		}
-		r, err1 := strconv.ParseInt(string(f[0]), 10, 64)
-		w, err2 := strconv.ParseInt(string(f[1]), 10, 64)
-		if err1 != nil || err2 != nil {
-			return 0, false
-		}
-		busy += r + w
-	}
-	return busy, true
+	procs.Lock()
+	defer procs.Unlock()
+	return procs.processCPU()
 }
 
 // stolen returns the time the hypervisor took from this machine's CPUs
 // (nanoseconds; /proc/stat's steal, in 10 ms ticks), or 0 where it is not
 // reported.
 func stolen() int64 {
-	b, err := os.ReadFile("/proc/stat")
+	procs.Lock()
+	defer procs.Unlock()
+	return procs.stolen()
+}
+
+// procFiles are the files processCPU reads, kept open.
+type procFiles struct {
+	sync.Mutex
+	task  *os.File             // /proc/self/task, listed again each call
+	tasks map[string]*taskFile // each thread's schedstat, by thread id
+	stat  *os.File             // /proc/stat
+	round uint64               // calls, to close the files of threads gone
+	buf   [4096]byte
+}
+
+type taskFile struct {
+	*os.File
+	round uint64 // the last call that listed its thread
+}
+
+var procs procFiles
+
+func (f *procFiles) processCPU() (busy int64, ok bool) {
+	busy = f.stolen()
+	if f.task == nil {
+		t, err := os.Open("/proc/self/task")
+		if err != nil {
+			return 0, false
+		}
+		f.task, f.tasks = t, map[string]*taskFile{}
+	}
+	if _, err := f.task.Seek(0, 0); err != nil {
+		return 0, false
+	}
+	ids, err := f.task.Readdirnames(-1)
 	if err != nil {
+		return 0, false
+	}
+	f.round++
+	for _, id := range ids {
+		t := f.tasks[id]
+		if t == nil {
+			file, err := os.Open("/proc/self/task/" + id + "/schedstat")
+			if err != nil {
+				continue // the thread exited
+			}
+			t = &taskFile{File: file}
+			f.tasks[id] = t
+		}
+		t.round = f.round
+		k, _ := t.ReadAt(f.buf[:], 0)
+		if k == 0 {
+			continue // the thread exited
+		}
+		r, rest, ok1 := leadingInt(f.buf[:k])
+		w, _, ok2 := leadingInt(rest)
+		if !ok1 || !ok2 {
+			return 0, false
+		}
+		busy += r + w
+	}
+	for id, t := range f.tasks {
+		if t.round != f.round {
+			t.Close()
+			delete(f.tasks, id)
+		}
+	}
+	return busy, true
+}
+
+func (f *procFiles) stolen() int64 {
+	if f.stat == nil {
+		s, err := os.Open("/proc/stat")
+		if err != nil {
+			return 0
+		}
+		f.stat = s
+	}
+	k, _ := f.stat.ReadAt(f.buf[:], 0)
+	line, _, _ := bytes.Cut(f.buf[:k], []byte("\n"))
+	fields := bytes.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
+	if len(fields) < 9 || string(fields[0]) != "cpu" {
 		return 0
 	}
-	line, _, _ := bytes.Cut(b, []byte("\n"))
-	f := bytes.Fields(line) // cpu user nice system idle iowait irq softirq steal ...
-	if len(f) < 9 || string(f[0]) != "cpu" {
-		return 0
-	}
-	ticks, err := strconv.ParseInt(string(f[8]), 10, 64)
-	if err != nil {
+	ticks, _, ok := leadingInt(fields[8])
+	if !ok {
 		return 0
 	}
 	return ticks * int64(10*time.Millisecond)
+}
+
+// leadingInt parses the decimal number that b starts with, after any
+// spaces, and returns it and what follows it.
+func leadingInt(b []byte) (v int64, rest []byte, ok bool) {
+	b = bytes.TrimLeft(b, " ")
+	i := 0
+	for ; i < len(b) && '0' <= b[i] && b[i] <= '9'; i++ {
+		v = v*10 + int64(b[i]-'0')
+	}
+	return v, b[i:], i > 0
 }

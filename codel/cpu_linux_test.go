@@ -5,6 +5,7 @@ package codel
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"testing"
 	"time"
 )
@@ -30,5 +31,71 @@ func TestStolenReadsProcStat(t *testing.T) {
 	}
 	if !ok || busy < before {
 		t.Fatalf("processCPU %d (ok %v), less than the stolen %d", busy, ok, before)
+	}
+}
+
+// schedstatNow sums the threads' run and run-queue times and the machine's
+// stolen time, each file opened and read afresh, as processCPU did before
+// it kept them open.
+func schedstatNow(t *testing.T) int64 {
+	t.Helper()
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		t.Skip("no /proc/self/task")
+	}
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		t.Skip("no /proc/stat")
+	}
+	var user, nice, system, idle, iowait, irq, softirq, steal int64
+	fmt.Sscanf(string(b), "cpu %d %d %d %d %d %d %d %d", &user, &nice, &system, &idle, &iowait, &irq, &softirq, &steal)
+	sum := steal * int64(10*time.Millisecond)
+	for _, task := range tasks {
+		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/schedstat")
+		if err != nil {
+			continue
+		}
+		var r, w int64
+		if _, err := fmt.Sscanf(string(b), "%d %d", &r, &w); err != nil {
+			t.Fatal(err)
+		}
+		sum += r + w
+	}
+	return sum
+}
+
+// TestProcessCPUCountsEveryThread: processCPU, its files kept open, sums
+// what the files read afresh say, between a reading before it and one
+// after; a thread that exits has its file closed, and one started later
+// is counted.
+func TestProcessCPUCountsEveryThread(t *testing.T) {
+	for range 3 {
+		before := schedstatNow(t)
+		busy, ok := processCPU()
+		after := schedstatNow(t)
+		if !ok || busy < before || busy > after {
+			t.Fatalf("processCPU %d (ok %v), want between %d and %d", busy, ok, before, after)
+		}
+		// A thread of its own, busy for a moment, then gone: a
+		// goroutine that ends locked to its thread takes the thread
+		// with it.
+		done := make(chan struct{})
+		go func() {
+			runtime.LockOSThread()
+			for end := time.Now().Add(5 * time.Millisecond); time.Now().Before(end); {
+			}
+			processCPU()
+			close(done)
+		}()
+		<-done
+	}
+	time.Sleep(10 * time.Millisecond) // the locked threads exit
+	processCPU()
+	procs.Lock()
+	open := len(procs.tasks)
+	procs.Unlock()
+	tasks, _ := os.ReadDir("/proc/self/task")
+	if open > len(tasks) {
+		t.Fatalf("%d schedstat files open for %d threads: the exited ones' are kept", open, len(tasks))
 	}
 }
