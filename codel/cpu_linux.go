@@ -76,18 +76,8 @@ func (f *procFiles) processCPU() (busy int64, ok bool) {
 	}
 	f.round++
 	for _, id := range ids {
-		t := f.tasks[id]
-		if t == nil {
-			file, err := os.Open("/proc/self/task/" + id + "/schedstat")
-			if err != nil {
-				continue // the thread exited
-			}
-			t = &taskFile{File: file}
-			f.tasks[id] = t
-		}
-		t.round = f.round
-		k, _ := t.ReadAt(f.buf[:], 0)
-		if k == 0 {
+		k, ok := f.readTask(id)
+		if !ok {
 			continue // the thread exited
 		}
 		r, rest, ok1 := leadingInt(f.buf[:k])
@@ -104,6 +94,30 @@ func (f *procFiles) processCPU() (busy int64, ok bool) {
 		}
 	}
 	return busy, true
+}
+
+// readTask reads thread id's schedstat into f.buf, through the file kept
+// open for it. A file that reads nothing is of a thread that exited, whose
+// id the kernel may have given to a new one since: it is opened again once.
+func (f *procFiles) readTask(id string) (int, bool) {
+	for try := 0; try < 2; try++ {
+		t := f.tasks[id]
+		if t == nil {
+			file, err := os.Open("/proc/self/task/" + id + "/schedstat")
+			if err != nil {
+				return 0, false
+			}
+			t = &taskFile{File: file}
+			f.tasks[id] = t
+		}
+		t.round = f.round
+		if k, _ := t.ReadAt(f.buf[:], 0); k > 0 {
+			return k, true
+		}
+		t.Close()
+		delete(f.tasks, id)
+	}
+	return 0, false
 }
 
 func (f *procFiles) stolen() int64 {

@@ -8,6 +8,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // TestStolenReadsProcStat checks stolen against /proc/stat read here
@@ -97,5 +99,53 @@ func TestProcessCPUCountsEveryThread(t *testing.T) {
 	tasks, _ := os.ReadDir("/proc/self/task")
 	if open > len(tasks) {
 		t.Fatalf("%d schedstat files open for %d threads: the exited ones' are kept", open, len(tasks))
+	}
+}
+
+// TestProcessCPUReopensAReusedThreadID: a thread's file that reads nothing
+// is of a thread that exited, and the kernel may give its id to a new
+// thread: the file is opened again, and the new thread counted.
+func TestProcessCPUReopensAReusedThreadID(t *testing.T) {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	// A thread's file, the thread then gone.
+	dead := make(chan *os.File)
+	go func() {
+		runtime.LockOSThread() // not undone: the thread exits with the goroutine
+		f, err := os.Open(fmt.Sprintf("/proc/self/task/%d/schedstat", unix.Gettid()))
+		if err != nil {
+			f = nil
+		}
+		dead <- f
+	}()
+	f := <-dead
+	if f == nil {
+		t.Skip("no schedstat")
+	}
+	var buf [64]byte
+	for try := 0; ; try++ {
+		if k, _ := f.ReadAt(buf[:], 0); k == 0 {
+			break
+		}
+		if try == 500 {
+			t.Skip("the locked thread did not exit")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// This thread's id, its file the dead one's: as if the id had been
+	// the dead thread's, and given to this one.
+	for end := time.Now().Add(20 * time.Millisecond); time.Now().Before(end); {
+	}
+	processCPU()
+	id := fmt.Sprint(unix.Gettid())
+	procs.Lock()
+	procs.tasks[id].Close()
+	procs.tasks[id] = &taskFile{File: f}
+	procs.Unlock()
+	before := schedstatNow(t)
+	busy, ok := processCPU()
+	after := schedstatNow(t)
+	if !ok || busy < before || busy > after {
+		t.Fatalf("processCPU %d (ok %v), want between %d and %d", busy, ok, before, after)
 	}
 }
