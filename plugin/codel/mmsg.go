@@ -31,20 +31,45 @@ type mmsghdr struct {
 const oobSize = 128
 
 // inbox is where one reader's recvmmsg puts a batch: a buffer, an address
-// and room for a control message per datagram. Buffers that received a
-// datagram go with it into the queue and are replaced; the others stay.
+// and room for a control message per datagram. Its buffers stay: a queued
+// query keeps a copy of its datagram (packetbuf.go).
 type inbox struct {
 	bufs  [batch]*[]byte
 	hdrs  [batch]mmsghdr
 	iovs  [batch]unix.Iovec
 	names [batch]unix.RawSockaddrInet6
 	oobs  [batch][oobSize]byte
+	// used is how many headers the last read used: the kernel changes
+	// only those of the datagrams it fills (their address's and control
+	// message's lengths, their flags), so a read sets those again, one
+	// for a query that came alone rather than the batch's 32. set: every
+	// header is set, with room for control messages where control.
+	used         int
+	set, control bool
 }
 
 // read takes up to a batch of datagrams off fd without waiting, and
 // returns how many. The control messages (the address a datagram came to,
 // the time it arrived) are asked for when control is set.
 func (in *inbox) read(fd uintptr, control bool) (int, error) {
+	if !in.set || control != in.control {
+		in.setAll(control)
+	}
+	for i := range in.used {
+		h := &in.hdrs[i].hdr
+		h.Namelen = unix.SizeofSockaddrInet6
+		if control {
+			h.SetControllen(oobSize)
+		}
+		h.Flags = 0
+	}
+	n, err := recvmmsg(fd, in.hdrs[:])
+	in.used = n // a failed call changes none
+	return n, err
+}
+
+// setAll sets every header for a read.
+func (in *inbox) setAll(control bool) {
 	for i := range in.hdrs {
 		if in.bufs[i] == nil {
 			in.bufs[i] = packets.Get().(*[]byte)
@@ -64,7 +89,7 @@ func (in *inbox) read(fd uintptr, control bool) (int, error) {
 		}
 		h.Flags = 0
 	}
-	return recvmmsg(fd, in.hdrs[:])
+	in.used, in.set, in.control = 0, true, control
 }
 
 // take returns a copy of datagram i of the last read in a buffer of its

@@ -285,3 +285,52 @@ func TestSendAndFeedAllocateNothing(t *testing.T) {
 		t.Errorf("feeding from an empty socket: %v allocations", n)
 	}
 }
+
+// TestReadSetsAgainTheHeadersItUsed: the kernel shortens the address and
+// control-message lengths of the headers a read fills; the next read sets
+// those again (and only those), so that a datagram from another client,
+// read into the same header, comes with its own source and its control
+// message whole.
+func TestReadSetsAgainTheHeadersItUsed(t *testing.T) {
+	r, a := socketPair(t, "udp4", "127.0.0.1:0")
+	if err := ipv4.NewPacketConn(r.conn).SetControlMessage(ipv4.FlagDst, true); err != nil {
+		t.Fatal(err)
+	}
+	b, err := net.ListenUDP("udp4", net.UDPAddrFromAddrPort(netip.MustParseAddrPort("127.0.0.1:0")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var in inbox
+	readOne := func(client *net.UDPConn) {
+		t.Helper()
+		if _, err := client.WriteToUDP([]byte("query"), r.conn.LocalAddr().(*net.UDPAddr)); err != nil {
+			t.Fatal(err)
+		}
+		var from netip.AddrPort
+		var oob []byte
+		for deadline := time.Now().Add(5 * time.Second); !from.IsValid() && time.Now().Before(deadline); {
+			r.raw.Read(func(fd uintptr) bool {
+				if k, err := in.read(fd, true); err == nil && k == 1 {
+					var buf *[]byte
+					buf, _, from, oob = in.take(0)
+					releasePacket(buf)
+				}
+				return true
+			})
+		}
+		want := client.LocalAddr().(*net.UDPAddr).AddrPort()
+		if from.Addr().Unmap() != want.Addr() || from.Port() != want.Port() {
+			t.Fatalf("source %v, want %v", from, want)
+		}
+		if dst := destination(oob); !dst.Equal(net.IPv4(127, 0, 0, 1)) {
+			t.Fatalf("destination %v from the control message, want 127.0.0.1", dst)
+		}
+		// As the kernel could leave them for a shorter address and
+		// fewer control messages.
+		in.hdrs[0].hdr.Namelen, in.hdrs[0].hdr.Controllen = 0, 0
+	}
+	readOne(a)
+	readOne(b)
+	readOne(a)
+}
