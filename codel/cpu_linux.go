@@ -48,18 +48,22 @@ type procFiles struct {
 	tasks map[string]*taskFile // each thread's schedstat, by thread id
 	stat  *os.File             // /proc/stat
 	round uint64               // calls, to close the files of threads gone
-	buf   [4096]byte
+	// gone is the time of the threads that exited, as last read: the
+	// sum only grows, so that an exit between two measures does not
+	// read as time the process did not use.
+	gone int64
+	buf  [4096]byte
 }
 
 type taskFile struct {
 	*os.File
 	round uint64 // the last call that listed its thread
+	last  int64  // its time when last read
 }
 
 var procs procFiles
 
 func (f *procFiles) processCPU() (busy int64, ok bool) {
-	busy = f.stolen()
 	if f.task == nil {
 		t, err := os.Open("/proc/self/task")
 		if err != nil {
@@ -76,8 +80,8 @@ func (f *procFiles) processCPU() (busy int64, ok bool) {
 	}
 	f.round++
 	for _, id := range ids {
-		k, ok := f.readTask(id)
-		if !ok {
+		t, k := f.readTask(id)
+		if t == nil {
 			continue // the thread exited
 		}
 		r, rest, ok1 := leadingInt(f.buf[:k])
@@ -85,39 +89,48 @@ func (f *procFiles) processCPU() (busy int64, ok bool) {
 		if !ok1 || !ok2 {
 			return 0, false
 		}
-		busy += r + w
+		t.last = r + w
 	}
+	busy = f.stolen()
 	for id, t := range f.tasks {
 		if t.round != f.round {
-			t.Close()
-			delete(f.tasks, id)
+			f.drop(id, t)
+			continue
 		}
+		busy += t.last
 	}
-	return busy, true
+	return busy + f.gone, true
+}
+
+// drop closes the file of thread id, which exited, keeping its time.
+func (f *procFiles) drop(id string, t *taskFile) {
+	f.gone += t.last
+	t.Close()
+	delete(f.tasks, id)
 }
 
 // readTask reads thread id's schedstat into f.buf, through the file kept
-// open for it. A file that reads nothing is of a thread that exited, whose
-// id the kernel may have given to a new one since: it is opened again once.
-func (f *procFiles) readTask(id string) (int, bool) {
+// open for it, and returns the file and the length read; nil if the thread
+// exited. A file that reads nothing is of a thread that exited, whose id
+// the kernel may have given to a new one since: it is opened again once.
+func (f *procFiles) readTask(id string) (*taskFile, int) {
 	for try := 0; try < 2; try++ {
 		t := f.tasks[id]
 		if t == nil {
 			file, err := os.Open("/proc/self/task/" + id + "/schedstat")
 			if err != nil {
-				return 0, false
+				return nil, 0
 			}
 			t = &taskFile{File: file}
 			f.tasks[id] = t
 		}
 		t.round = f.round
 		if k, _ := t.ReadAt(f.buf[:], 0); k > 0 {
-			return k, true
+			return t, k
 		}
-		t.Close()
-		delete(f.tasks, id)
+		f.drop(id, t)
 	}
-	return 0, false
+	return nil, 0
 }
 
 func (f *procFiles) stolen() int64 {

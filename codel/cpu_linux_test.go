@@ -75,23 +75,23 @@ func TestProcessCPUCountsEveryThread(t *testing.T) {
 		before := schedstatNow(t)
 		busy, ok := processCPU()
 		after := schedstatNow(t)
-		if !ok || busy < before || busy > after {
-			t.Fatalf("processCPU %d (ok %v), want between %d and %d", busy, ok, before, after)
+		gone := goneTime()
+		if !ok || busy < before+gone || busy > after+gone {
+			t.Fatalf("processCPU %d (ok %v), want between %d and %d (the exited threads' %d included)", busy, ok, before+gone, after+gone, gone)
 		}
 		// A thread of its own, busy for a moment, then gone: a
 		// goroutine that ends locked to its thread takes the thread
 		// with it.
-		done := make(chan struct{})
+		tid := make(chan int)
 		go func() {
 			runtime.LockOSThread()
 			for end := time.Now().Add(5 * time.Millisecond); time.Now().Before(end); {
 			}
 			processCPU()
-			close(done)
+			tid <- unix.Gettid()
 		}()
-		<-done
+		exited(<-tid) // before the next bracket: an exit takes its time out of the sum
 	}
-	time.Sleep(10 * time.Millisecond) // the locked threads exit
 	processCPU()
 	procs.Lock()
 	open := len(procs.tasks)
@@ -99,6 +99,18 @@ func TestProcessCPUCountsEveryThread(t *testing.T) {
 	tasks, _ := os.ReadDir("/proc/self/task")
 	if open > len(tasks) {
 		t.Fatalf("%d schedstat files open for %d threads: the exited ones' are kept", open, len(tasks))
+	}
+}
+
+// exited waits a moment for thread tid to exit. A goroutine that ends
+// locked to its thread takes the thread with it, unless the thread is the
+// process's first, which the runtime keeps (then it never exits).
+func exited(tid int) {
+	for try := 0; try < 200; try++ {
+		if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", tid)); os.IsNotExist(err) {
+			return
+		}
+		time.Sleep(time.Millisecond)
 	}
 }
 
@@ -145,7 +157,37 @@ func TestProcessCPUReopensAReusedThreadID(t *testing.T) {
 	before := schedstatNow(t)
 	busy, ok := processCPU()
 	after := schedstatNow(t)
-	if !ok || busy < before || busy > after {
-		t.Fatalf("processCPU %d (ok %v), want between %d and %d", busy, ok, before, after)
+	gone := goneTime()
+	if !ok || busy < before+gone || busy > after+gone {
+		t.Fatalf("processCPU %d (ok %v), want between %d and %d (the exited threads' %d included)", busy, ok, before+gone, after+gone, gone)
+	}
+}
+
+// goneTime is the time processCPU keeps for the threads that exited.
+func goneTime() int64 {
+	procs.Lock()
+	defer procs.Unlock()
+	return procs.gone
+}
+
+// TestProcessCPUKeepsTheTimeOfThreadsGone: a thread that exits takes its
+// time out of its file, not out of processCPU's sum, which only grows.
+func TestProcessCPUKeepsTheTimeOfThreadsGone(t *testing.T) {
+	tid := make(chan int)
+	go func() {
+		runtime.LockOSThread() // not undone: the thread exits with the goroutine
+		for end := time.Now().Add(30 * time.Millisecond); time.Now().Before(end); {
+		}
+		processCPU() // its file opened, its 30 ms read
+		tid <- unix.Gettid()
+	}()
+	id := <-tid
+	mid, _ := processCPU()
+	exited(id)
+	if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", id)); err == nil {
+		t.Skip("the locked thread did not exit")
+	}
+	if end, ok := processCPU(); !ok || end < mid {
+		t.Fatalf("processCPU %d after a thread exited, %d before", end, mid)
 	}
 }
