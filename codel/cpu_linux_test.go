@@ -72,25 +72,10 @@ func schedstatNow(t *testing.T) int64 {
 // is counted.
 func TestProcessCPUCountsEveryThread(t *testing.T) {
 	for range 3 {
-		before := schedstatNow(t)
-		busy, ok := processCPU()
-		after := schedstatNow(t)
-		gone := goneTime()
-		if !ok || busy < before+gone || busy > after+gone {
-			t.Fatalf("processCPU %d (ok %v), want between %d and %d (the exited threads' %d included)", busy, ok, before+gone, after+gone, gone)
-		}
-		// A thread of its own, busy for a moment, then gone: a
-		// goroutine that ends locked to its thread takes the thread
-		// with it.
-		tid := make(chan int)
-		go func() {
-			runtime.LockOSThread()
-			for end := time.Now().Add(5 * time.Millisecond); time.Now().Before(end); {
-			}
-			processCPU()
-			tid <- unix.Gettid()
-		}()
-		exited(<-tid) // before the next bracket: an exit takes its time out of the sum
+		bracketed(t)
+		// A thread of its own, read by processCPU, then gone; before
+		// the next bracket, as an exit takes its time out of the files.
+		exited(lockedThread(5 * time.Millisecond))
 	}
 	processCPU()
 	procs.Lock()
@@ -154,6 +139,13 @@ func TestProcessCPUReopensAReusedThreadID(t *testing.T) {
 	procs.tasks[id].Close()
 	procs.tasks[id] = &taskFile{File: f}
 	procs.Unlock()
+	bracketed(t)
+}
+
+// bracketed checks processCPU against the files read afresh just before
+// it and just after, the time it keeps for threads that exited added.
+func bracketed(t *testing.T) {
+	t.Helper()
 	before := schedstatNow(t)
 	busy, ok := processCPU()
 	after := schedstatNow(t)
@@ -161,6 +153,21 @@ func TestProcessCPUReopensAReusedThreadID(t *testing.T) {
 	if !ok || busy < before+gone || busy > after+gone {
 		t.Fatalf("processCPU %d (ok %v), want between %d and %d (the exited threads' %d included)", busy, ok, before+gone, after+gone, gone)
 	}
+}
+
+// lockedThread runs a goroutine locked to a thread of its own, computing
+// for d, then reading processCPU, and returns the thread's id. The
+// goroutine ends locked, and takes its thread with it (see exited).
+func lockedThread(d time.Duration) int {
+	tid := make(chan int)
+	go func() {
+		runtime.LockOSThread() // not undone
+		for end := time.Now().Add(d); time.Now().Before(end); {
+		}
+		processCPU()
+		tid <- unix.Gettid()
+	}()
+	return <-tid
 }
 
 // goneTime is the time processCPU keeps for the threads that exited.
@@ -173,15 +180,7 @@ func goneTime() int64 {
 // TestProcessCPUKeepsTheTimeOfThreadsGone: a thread that exits takes its
 // time out of its file, not out of processCPU's sum, which only grows.
 func TestProcessCPUKeepsTheTimeOfThreadsGone(t *testing.T) {
-	tid := make(chan int)
-	go func() {
-		runtime.LockOSThread() // not undone: the thread exits with the goroutine
-		for end := time.Now().Add(30 * time.Millisecond); time.Now().Before(end); {
-		}
-		processCPU() // its file opened, its 30 ms read
-		tid <- unix.Gettid()
-	}()
-	id := <-tid
+	id := lockedThread(30 * time.Millisecond) // its file opened, its 30 ms read
 	mid, _ := processCPU()
 	exited(id)
 	if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", id)); err == nil {
