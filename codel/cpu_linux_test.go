@@ -75,7 +75,9 @@ func TestProcessCPUCountsEveryThread(t *testing.T) {
 		bracketed(t)
 		// A thread of its own, read by processCPU, then gone; before
 		// the next bracket, as an exit takes its time out of the files.
-		exited(lockedThread(5 * time.Millisecond))
+		tid, end := lockedThread(5 * time.Millisecond)
+		end()
+		exited(tid)
 	}
 	processCPU()
 	procs.Lock()
@@ -156,18 +158,20 @@ func bracketed(t *testing.T) {
 }
 
 // lockedThread runs a goroutine locked to a thread of its own, computing
-// for d, then reading processCPU, and returns the thread's id. The
-// goroutine ends locked, and takes its thread with it (see exited).
-func lockedThread(d time.Duration) int {
-	tid := make(chan int)
+// for d, then reading processCPU, and returns the thread's id and a
+// function that ends the goroutine. It ends locked, and takes its thread
+// with it (see exited).
+func lockedThread(d time.Duration) (tid int, end func()) {
+	ids, done := make(chan int), make(chan struct{})
 	go func() {
 		runtime.LockOSThread() // not undone
 		for end := time.Now().Add(d); time.Now().Before(end); {
 		}
 		processCPU()
-		tid <- unix.Gettid()
+		ids <- unix.Gettid()
+		<-done
 	}()
-	return <-tid
+	return <-ids, func() { close(done) }
 }
 
 // goneTime is the time processCPU keeps for the threads that exited.
@@ -180,13 +184,14 @@ func goneTime() int64 {
 // TestProcessCPUKeepsTheTimeOfThreadsGone: a thread that exits takes its
 // time out of its file, not out of processCPU's sum, which only grows.
 func TestProcessCPUKeepsTheTimeOfThreadsGone(t *testing.T) {
-	id := lockedThread(30 * time.Millisecond) // its file opened, its 30 ms read
-	mid, _ := processCPU()
+	id, end := lockedThread(30 * time.Millisecond) // its file opened
+	mid, _ := processCPU()                         // its 30 ms read
+	end()
 	exited(id)
 	if _, err := os.Stat(fmt.Sprintf("/proc/self/task/%d", id)); err == nil {
 		t.Skip("the locked thread did not exit")
 	}
-	if end, ok := processCPU(); !ok || end < mid {
-		t.Fatalf("processCPU %d after a thread exited, %d before", end, mid)
+	if after, ok := processCPU(); !ok || after < mid {
+		t.Fatalf("processCPU %d after a thread exited, %d before", after, mid)
 	}
 }
