@@ -77,10 +77,6 @@ viewed.example.org:PORT {
 }
 `
 
-// TestRouterIsServeDNS: for every query of a mix that meets each of
-// Server.ServeDNS's cases, the router either leaves the query to it or
-// hands it to the chain Server.ServeDNS hands it to: the answer written is
-// the same, byte for byte. The plain cases are routed here, and the others
 // zoneChain is a chain that says which zone it was routed for.
 type zoneChain string
 
@@ -119,6 +115,10 @@ func TestRouterSkipsLongerSuffixes(t *testing.T) {
 	}
 }
 
+// TestRouterIsServeDNS: for every query of a mix that meets each of
+// Server.ServeDNS's cases, the router either leaves the query to it or
+// hands it to the chain Server.ServeDNS hands it to: the answer written is
+// the same, byte for byte. The plain cases are routed here, and the others
 // are not.
 func TestRouterIsServeDNS(t *testing.T) {
 	zone := "$ORIGIN example.org.\n$TTL 300\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n@ NS ns1\nns1 A 192.0.2.53\nwww A 192.0.2.1\na\\.b A 192.0.2.2\n"
