@@ -68,7 +68,8 @@ func (in *inbox) read(fd uintptr, control bool) (int, error) {
 	return n, err
 }
 
-// setAll sets every header for a read.
+// setAll points every header at its buffer, address and control room, and
+// marks them all used, so that read sets their lengths.
 func (in *inbox) setAll(control bool) {
 	for i := range in.hdrs {
 		if in.bufs[i] == nil {
@@ -79,17 +80,14 @@ func (in *inbox) setAll(control bool) {
 		in.iovs[i].SetLen(len(b))
 		h := &in.hdrs[i].hdr
 		h.Name = (*byte)(unsafe.Pointer(&in.names[i]))
-		h.Namelen = unix.SizeofSockaddrInet6
 		h.Iov = &in.iovs[i]
 		h.SetIovlen(1)
 		h.Control, h.Controllen = nil, 0
 		if control {
 			h.Control = &in.oobs[i][0]
-			h.SetControllen(oobSize)
 		}
-		h.Flags = 0
 	}
-	in.used, in.set, in.control = 0, true, control
+	in.used, in.set, in.control = batch, true, control
 }
 
 // take returns a copy of datagram i of the last read in a buffer of its
