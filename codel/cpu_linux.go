@@ -32,15 +32,6 @@ func processCPU() (busy int64, ok bool) {
 	return procs.processCPU()
 }
 
-// stolen returns the time the hypervisor took from this machine's CPUs
-// (nanoseconds; /proc/stat's steal, in 10 ms ticks), or 0 where it is not
-// reported.
-func stolen() int64 {
-	procs.Lock()
-	defer procs.Unlock()
-	return procs.stolen()
-}
-
 // procFiles are the files processCPU reads, kept open.
 type procFiles struct {
 	sync.Mutex
@@ -133,6 +124,9 @@ func (f *procFiles) readTask(id string) (*taskFile, int) {
 	return nil, 0
 }
 
+// stolen returns the time the hypervisor took from this machine's CPUs
+// (nanoseconds; /proc/stat's steal, in 10 ms ticks), or 0 where it is not
+// reported.
 func (f *procFiles) stolen() int64 {
 	if f.stat == nil {
 		s, err := os.Open("/proc/stat")

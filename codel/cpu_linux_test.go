@@ -17,6 +17,28 @@ import (
 // processCPU counts it.
 func TestStolenReadsProcStat(t *testing.T) {
 	before := stolen()
+	ns := procStatSteal(t)
+	busy, ok := processCPU()
+	after := stolen()
+	if before > ns || ns > after {
+		t.Fatalf("stolen %d then %d, /proc/stat %d between them", before, after, ns)
+	}
+	if !ok || busy < before {
+		t.Fatalf("processCPU %d (ok %v), less than the stolen %d", busy, ok, before)
+	}
+}
+
+// stolen is procs.stolen, under procs' lock.
+func stolen() int64 {
+	procs.Lock()
+	defer procs.Unlock()
+	return procs.stolen()
+}
+
+// procStatSteal is /proc/stat's steal (the first line's eighth value, in
+// 10 ms ticks) in nanoseconds, read here with a file of its own.
+func procStatSteal(t *testing.T) int64 {
+	t.Helper()
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		t.Skip("no /proc/stat")
@@ -25,15 +47,7 @@ func TestStolenReadsProcStat(t *testing.T) {
 	if _, err := fmt.Sscanf(string(b), "cpu %d %d %d %d %d %d %d %d", &user, &nice, &system, &idle, &iowait, &irq, &softirq, &steal); err != nil {
 		t.Fatal(err)
 	}
-	busy, ok := processCPU()
-	after := stolen()
-	ns := steal * int64(10*time.Millisecond)
-	if before > ns || ns > after {
-		t.Fatalf("stolen %d then %d, /proc/stat %d between them", before, after, ns)
-	}
-	if !ok || busy < before {
-		t.Fatalf("processCPU %d (ok %v), less than the stolen %d", busy, ok, before)
-	}
+	return steal * int64(10*time.Millisecond)
 }
 
 // schedstatNow sums the threads' run and run-queue times and the machine's
@@ -45,13 +59,7 @@ func schedstatNow(t *testing.T) int64 {
 	if err != nil {
 		t.Skip("no /proc/self/task")
 	}
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		t.Skip("no /proc/stat")
-	}
-	var user, nice, system, idle, iowait, irq, softirq, steal int64
-	fmt.Sscanf(string(b), "cpu %d %d %d %d %d %d %d %d", &user, &nice, &system, &idle, &iowait, &irq, &softirq, &steal)
-	sum := steal * int64(10*time.Millisecond)
+	sum := procStatSteal(t)
 	for _, task := range tasks {
 		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/schedstat")
 		if err != nil {
