@@ -171,13 +171,18 @@ func BenchmarkChain(b *testing.B) {
 	for _, c := range chains {
 		b.Run(c.name, func(b *testing.B) {
 			s, packed := chainServer(b, c.body, c.stock)
-			b.ReportAllocs()
-			b.ResetTimer()
-			room := new(nameRoom)
-			for i := 0; b.Loop(); i++ {
-				serveOne(s, packed[i%len(packed)], sink{}, room)
-			}
+			serveInTurn(b, s, packed)
 		})
+	}
+}
+
+// serveInTurn serves packed one query after another, in one worker's room.
+func serveInTurn(b *testing.B, s *packetContext, packed [][]byte) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	room := new(nameRoom)
+	for i := 0; b.Loop(); i++ {
+		serveOne(s, packed[i%len(packed)], sink{}, room)
 	}
 }
 
@@ -187,12 +192,7 @@ func BenchmarkChain(b *testing.B) {
 // BenchmarkLookupCold).
 func BenchmarkChainCold(b *testing.B) {
 	s, packed := chainServerQueries(b, chains[0].body, false, 200000)
-	b.ReportAllocs()
-	b.ResetTimer()
-	room := new(nameRoom)
-	for i := 0; b.Loop(); i++ {
-		serveOne(s, packed[i%len(packed)], sink{}, room)
-	}
+	serveInTurn(b, s, packed)
 }
 
 // serveOne serves m as a worker does: in a packet from the pool, under a
