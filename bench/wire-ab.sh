@@ -19,6 +19,11 @@
 #   OLDFLAGS=-pgo=off NEWFLAGS=-pgo=$PWD/cmd/coredns/default.pgo \
 #     PKG=./plugin/codel BENCHTIME=1s bash bench/wire-ab.sh 12 '^BenchmarkChain$'
 #
+# CPUS (default 1) is the CPU list both sides run on (taskset), and so
+# their GOMAXPROCS, e.g. the server in process on both CPUs:
+#
+#   CPUS=0,1 PKG=./plugin/codel BENCHTIME=1s bash bench/wire-ab.sh 8 '^BenchmarkQueuedChain$'
+#
 # OLDPATTERN compares two benchmarks of the working tree instead of two
 # commits: the old side runs the one OLDPATTERN names, the new side the one
 # BENCH_PATTERN names (one benchmark each), e.g. the chain with fastpack
@@ -48,7 +53,7 @@ for i in $(seq "$rounds"); do
 	for v in $order; do
 		p=$pattern
 		if [ "$v" = old ] && [ -n "${OLDPATTERN:-}" ]; then p=$OLDPATTERN; fi
-		(cd "$dir" && taskset -c 1 "$tmp/$v.test" -test.run XXX -test.bench "$p" -test.benchtime "${BENCHTIME:-50ms}") |
+		(cd "$dir" && taskset -c "${CPUS:-1}" "$tmp/$v.test" -test.run XXX -test.bench "$p" -test.benchtime "${BENCHTIME:-50ms}") |
 			awk -v v="$v" -v r="$i" -v same="${OLDPATTERN:+old-vs-new}" '/^Benchmark/ { sub(/-[0-9]+$/, "", $1); print r, v, (same != "" ? same : $1), $3 }'
 	done
 done | python3 -c '
