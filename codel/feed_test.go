@@ -21,17 +21,20 @@ func TestFeedWhenEmptiedOrDue(t *testing.T) {
 	}{
 		{"clock still: only once the queue is empty", 0, 1, 3},
 		{"clock moving past feedEvery each task: every time", feedEvery, 20, 22},
+		{"clock moving half of feedEvery each task, a hand held: every other time", feedEvery / 2, 10, 12},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			clock := newFake(1_000_000)
 			var feeds atomic.Int64
 			q := New(Config{Workers: 1, FIFO: true, Clock: clock.now, Feed: func() { feeds.Add(1) }})
+			// Computing tasks: the worker may take them in a hand, and
+			// feeds on time all the same.
 			defer q.Close()
 			log := newEvents()
 			release := blockWorker(t, q, log, clock.now())
 			before := feeds.Load()
 			for i := range 20 {
-				q.Submit(&task{name: fmt.Sprint(i), log: log, clock: clock, advance: c.advance}, clock.now())
+				q.Submit(computing{&task{name: fmt.Sprint(i), log: log, clock: clock, advance: c.advance}}, clock.now())
 			}
 			release()
 			waitFor(t, "the 20 tasks", func() bool { return len(log.ran()) == 21 })

@@ -23,7 +23,8 @@ type workerStats struct {
 	buckets [len(SojournBounds) + 1]atomic.Uint64 // the last is +Inf
 	sum     atomic.Int64                          // nanoseconds
 	panics  atomic.Uint64
-	_       [64]byte // keep the next worker's counts off this one's lines
+	late    atomic.Uint64 // queries in its hand dropped for the deadline
+	_       [64]byte      // keep the next worker's counts off this one's lines
 }
 
 func (s *workerStats) observe(sojourn int64) {
@@ -41,6 +42,7 @@ func (s *workerStats) add(o *workerStats) {
 	}
 	s.sum.Add(o.sum.Load())
 	s.panics.Add(o.panics.Load())
+	s.late.Add(o.late.Load())
 }
 
 // Stats is a snapshot of a queue.
@@ -92,5 +94,6 @@ func (q *Queue) Stats() Stats {
 	}
 	st.SojournSum = float64(total.sum.Load()) / float64(time.Second)
 	st.Panics = total.panics.Load()
+	st.Drops[Deadline] += total.late.Load()
 	return st
 }

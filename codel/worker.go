@@ -32,7 +32,8 @@ type worker struct {
 	q     *Queue
 	local Local // nil unless Config.Local is set
 	// emptied: the worker took the last queued query, so it feeds before
-	// the next. With more queued, it feeds every feedEvery: a system call
+	// the next, once its hand is served. With more queued, or a hand left
+	// to serve, it feeds every feedEvery: a system call
 	// a query that mostly found the socket empty was a fifth of the core
 	// (and feeding before each query while fewer than 8 were queued, half
 	// the system calls of a server that keeps up with its load, each
@@ -40,11 +41,17 @@ type worker struct {
 	// feedEvery is unseen for far less than CoDel's target.
 	emptied   bool
 	took, fed int64 // when it last took a query, and last fed (queue clock)
-	wake      chan struct{}
-	extra     bool         // added for a blocked one: retires when idle for long
-	inTask    atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
-	dropped   []drop
-	stats     workerStats
+	// hand holds queries taken off the queue with the last one, under the
+	// same taking of the lock, to be served next (hand.go); served is
+	// how many of them were.
+	hand    []entry
+	served  int
+	service int64 // the time a query took the worker lately (timeService), 0 before one was timed
+	wake    chan struct{}
+	extra   bool         // added for a blocked one: retires when idle for long
+	inTask  atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
+	dropped []drop
+	stats   workerStats
 }
 
 // startWorker is called with q.mu held.
@@ -63,7 +70,7 @@ func (w *worker) loop() {
 	feed := w.q.cfg.Feed
 	for {
 		fed := false
-		if feed != nil && (w.emptied || w.took-w.fed >= feedEvery) {
+		if feed != nil && (w.emptied && w.served == len(w.hand) || w.took-w.fed >= feedEvery) {
 			feed()
 			w.fed, fed = w.took, true
 		}
@@ -106,6 +113,9 @@ func (w *worker) run(t Task, taken int64) {
 // after the flush (a system call that finds nothing; what arrives while
 // the worker parks wakes the reader).
 func (w *worker) take(fed bool) (entry, int64, bool) {
+	if e, sojourn, ok := w.fromHand(); ok {
+		return e, sojourn, true
+	}
 	q := w.q
 	q.mu.Lock()
 	if w.extra && q.retiring > 0 {
@@ -116,11 +126,14 @@ func (w *worker) take(fed bool) (entry, int64, bool) {
 	}
 	flushed := w.local == nil
 	for {
-		if e, sojourn, ok := q.next(q.cfg.Clock(), &w.dropped); ok {
-			q.progress++
+		now := q.cfg.Clock()
+		if e, sojourn, ok := q.next(now, &w.dropped); ok {
+			w.timeService(now)
+			w.fillHand(e.task, now)
+			q.progress += uint64(1 + len(w.hand))
 			q.stalled = false
 			w.emptied = q.n == 0
-			w.took = e.arrival + sojourn
+			w.took = now
 			q.mu.Unlock()
 			return e, sojourn, true
 		}
@@ -142,6 +155,7 @@ func (w *worker) take(fed bool) (entry, int64, bool) {
 			return entry{}, 0, false
 		}
 		q.idle = append(q.idle, w)
+		w.took = 0 // the time it waits is no query's service
 		q.mu.Unlock()
 		w.tellDropped()
 		woken := w.park()

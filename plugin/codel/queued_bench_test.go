@@ -95,8 +95,9 @@ type queuedQuery struct {
 	dropped *atomic.Int64
 }
 
-func (t *queuedQuery) Run()              { panic("run without a worker's Local") }
-func (t *queuedQuery) Drop(codel.Reason) { t.dropped.Add(1) }
+func (t *queuedQuery) Run()               { panic("run without a worker's Local") }
+func (t *queuedQuery) Drop(codel.Reason)  { t.dropped.Add(1) }
+func (t *queuedQuery) OnlyComputes() bool { return true } // as a recycled packet's
 func (t *queuedQuery) RunLocal(l codel.Local, _ int64) {
 	ql := l.(*queuedLocal)
 	serveOne(t.s, t.m, sink{}, &ql.room)

@@ -316,6 +316,11 @@ func (p *packet) RunLocal(l codel.Local, taken int64) {
 	p.end()
 }
 
+// OnlyComputes implements codel.Computing: a query with a Life is served
+// by plugins known to finish it in place (recycle.go), none of which waits
+// on the network; without one, a plugin of its server may (forward).
+func (p *packet) OnlyComputes() bool { return p.ctx.hop.Life != nil }
+
 // Run serves the query.
 func (p *packet) Run() {
 	p.serve()
