@@ -167,3 +167,27 @@ func TestAHandKeepsTheDeadline(t *testing.T) {
 		t.Fatalf("stats %+v: want 10 deadline drops, 2 served", st)
 	}
 }
+
+// TestCloseServesTheHand: a queue closed while a worker holds a hand
+// still serves it, and what stays queued, before the worker exits.
+func TestCloseServesTheHand(t *testing.T) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Clock: clock.now})
+	log := newEvents()
+	queued, open := handRun(t, q, clock, log, true, 0, names(10)...)
+	if queued == 10 {
+		t.Fatal("no hand taken: the test tests nothing")
+	}
+	closed := make(chan struct{})
+	go func() { q.Close(); close(closed) }()
+	waitFor(t, "the queue closed", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return q.closed
+	})
+	open()
+	<-closed
+	if got, want := log.ran(), append([]string{"blocker", "gate"}, names(10)...); !slices.Equal(got, want) {
+		t.Fatalf("served %v before Close returned, want %v", got, want)
+	}
+}
