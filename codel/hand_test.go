@@ -52,6 +52,15 @@ func handRun(t *testing.T, q *Queue, clock *fakeClock, log *events, gateComputes
 	}
 }
 
+// handQueue starts a queue of cfg on a still clock, closed when the test ends.
+func handQueue(t *testing.T, cfg Config) (*Queue, *fakeClock, *events) {
+	clock := newFake(1)
+	cfg.Clock = clock.now
+	q := New(cfg)
+	t.Cleanup(q.Close)
+	return q, clock, newEvents()
+}
+
 func names(n int) []string {
 	var s []string
 	for i := range n {
@@ -64,10 +73,7 @@ func names(n int) []string {
 // takes up to handMax under one taking of the lock, and serves them in
 // their order; each counts as served.
 func TestAWorkerTakesAHand(t *testing.T) {
-	clock := newFake(1)
-	q := New(Config{Workers: 1, Clock: clock.now})
-	defer q.Close()
-	log := newEvents()
+	q, clock, log := handQueue(t, Config{Workers: 1})
 	queued, open := handRun(t, q, clock, log, true, 0, names(10)...)
 	if want := 10 - (handMax - 1); queued != want {
 		t.Fatalf("%d queued while the worker is in the gate, want %d: the gate and a hand of %d taken together", queued, want, handMax-1)
@@ -85,10 +91,7 @@ func TestAWorkerTakesAHand(t *testing.T) {
 // TestAHandIsTheQueuesShare: with two workers, a hand holds no more than
 // half of what is queued, so that the other worker has its share.
 func TestAHandIsTheQueuesShare(t *testing.T) {
-	clock := newFake(1)
-	q := New(Config{Workers: 2, Clock: clock.now})
-	defer q.Close()
-	log := newEvents()
+	q, clock, log := handQueue(t, Config{Workers: 2})
 	queued, open := handRun(t, q, clock, log, true, 0, names(10)...)
 	defer open()
 	if queued != 5 {
@@ -109,10 +112,7 @@ func TestNoHandBehindATaskThatMayBlock(t *testing.T) {
 		{"the third of the hand may block: the hand ends there", true, append([]string{"0", "1", "io"}, names(7)...), 7},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			clock := newFake(1)
-			q := New(Config{Workers: 1, Clock: clock.now})
-			defer q.Close()
-			log := newEvents()
+			q, clock, log := handQueue(t, Config{Workers: 1})
 			queued, open := handRun(t, q, clock, log, c.gateComputes, 0, c.names...)
 			open()
 			if queued != c.queued {
@@ -127,10 +127,7 @@ func TestNoHandBehindATaskThatMayBlock(t *testing.T) {
 // handHold takes no hand: the queries in it would wait that long each,
 // unseen by CoDel.
 func TestNoHandForCostlyQueries(t *testing.T) {
-	clock := newFake(1)
-	q := New(Config{Workers: 1, Clock: clock.now})
-	defer q.Close()
-	log := newEvents()
+	q, clock, log := handQueue(t, Config{Workers: 1})
 	queued, open := handRun(t, q, clock, log, true, handHold+1, names(10)...)
 	open()
 	if queued != 10 {
@@ -171,9 +168,7 @@ func TestAHandKeepsTheDeadline(t *testing.T) {
 // TestCloseServesTheHand: a queue closed while a worker holds a hand
 // still serves it, and what stays queued, before the worker exits.
 func TestCloseServesTheHand(t *testing.T) {
-	clock := newFake(1)
-	q := New(Config{Workers: 1, Clock: clock.now})
-	log := newEvents()
+	q, clock, log := handQueue(t, Config{Workers: 1})
 	queued, open := handRun(t, q, clock, log, true, 0, names(10)...)
 	if queued == 10 {
 		t.Fatal("no hand taken: the test tests nothing")
