@@ -140,10 +140,7 @@ func TestNoHandForCostlyQueries(t *testing.T) {
 // deadline before its turn is dropped there, counted as the queue's
 // deadline drops are.
 func TestAHandKeepsTheDeadline(t *testing.T) {
-	clock := newFake(1)
-	q := New(Config{Workers: 1, Clock: clock.now, Deadline: 100 * time.Millisecond})
-	defer q.Close()
-	log := newEvents()
+	q, clock, log := handQueue(t, Config{Workers: 1, Deadline: 100 * time.Millisecond})
 	_, open := handRun(t, q, clock, log, true, 0, names(10)...)
 	clock.set(150 * ms)
 	open()
