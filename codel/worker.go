@@ -33,12 +33,12 @@ type worker struct {
 	local Local // nil unless Config.Local is set
 	// emptied: the worker took the last queued query, so it feeds before
 	// the next, once its hand is served. With more queued, or a hand left
-	// to serve, it feeds every feedEvery: a system call
-	// a query that mostly found the socket empty was a fifth of the core
-	// (and feeding before each query while fewer than 8 were queued, half
-	// the system calls of a server that keeps up with its load, each
-	// finding a packet or two), and a query left in the socket for
-	// feedEvery is unseen for far less than CoDel's target.
+	// to serve, it feeds every feedEvery: a system call a query that
+	// mostly found the socket empty was a fifth of the core (and feeding
+	// before each query while fewer than 8 were queued, half the system
+	// calls of a server that keeps up with its load, each finding a packet
+	// or two), and a query left in the socket for feedEvery is unseen for
+	// far less than CoDel's target.
 	emptied   bool
 	took, fed int64 // when it last took a query, and last fed (queue clock)
 	// hand holds queries taken off the queue with the last one, under the
