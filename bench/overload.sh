@@ -5,7 +5,8 @@
 # packet), in one run. The zone mix is bench/workload's, with one query in
 # 20 replaced by a new name under slow.example, signed online by the stock
 # dnssec plugin with an RSA key: about 50x the cost of the others (the run
-# measures the ratio). Server pinned to CPU 0 (GOMAXPROCS=1), loadgen to CPU 1.
+# measures the ratio). Server pinned to CPU 0 (GOMAXPROCS=1), loadgen to CPU 1;
+# with CPUS=0,1 the server gets both (GOMAXPROCS=2) and loadgen shares them.
 #
 #   bash bench/overload.sh                       # 10 s per run
 #   SECONDS_PER_RUN=5 LOADS="1.5" bash bench/overload.sh
@@ -21,6 +22,9 @@ SECS=${SECONDS_PER_RUN:-10}
 LOADS=${LOADS:-"0.8 1.5 3"}
 SERVERS=${SERVERS:-"codel codel-fifo no-codel"}
 BITS=${SLOW_BITS:-1280}
+server_cpus=${CPUS:-0} load_cpus=1
+procs=$(awk -F, '{print NF}' <<< "$server_cpus")
+[ "$server_cpus" = 0 ] || load_cpus=$server_cpus
 out=bench/out/overload
 mkdir -p "$out"
 command -v taskset >/dev/null || { echo "need taskset"; exit 1; }
@@ -48,7 +52,7 @@ start() { # name
 	codel-fifo) extra="codel {\n        fifo\n    }" ;;
 	esac
 	printf ".:$port {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$mport\n    $extra\n    fastpack\n    zonestore $PWD/bench/out/db.bench bench.example\n    zonestore $PWD/$out/db.slow.example slow.example\n    dnssec slow.example {\n        key file $key\n    }\n}\n" > "$out/Corefile.$1"
-	GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile.$1" -quiet > "$out/$1.log" 2>&1 &
+	GOMAXPROCS=$procs taskset -c $server_cpus ./coredns -conf "$out/Corefile.$1" -quiet > "$out/$1.log" 2>&1 &
 	pid=$!
 	answering $port bench.example && return 0
 	echo "$1 did not start"; cat "$out/$1.log"; exit 1
@@ -57,7 +61,7 @@ stop() { kill "$pid"; wait "$pid" 2>/dev/null || true; pid=; }
 load() { # queries rate [loadgen flags] -> one JSON line
 	local q=$1 rate=$2
 	shift 2
-	taskset -c 1 "$out/loadgen" -server 127.0.0.1:$port -queries "$q" -rate "$rate" -duration "${SECS}s" -json "$@"
+	taskset -c $load_cpus "$out/loadgen" -server 127.0.0.1:$port -queries "$q" -rate "$rate" -duration "${SECS}s" -json "$@"
 }
 
 # Capacity: what the server without codel answers with 200 queries always

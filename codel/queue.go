@@ -136,6 +136,7 @@ type Queue struct {
 	cpuMark  int64     // the threads' run plus run-queue time (ns) when last measured
 	wallMark int64     // and the clock then
 	retiring int       // added workers asked to exit, the CPUs being saturated
+	extras   int       // running workers added for blocked ones
 	stall    *time.Timer
 	stalled  bool // no worker may be added and none made progress
 	closed   bool
@@ -193,7 +194,9 @@ type Arrived struct {
 // SubmitAll does what Submit does for each of ts, in order, under one
 // taking of the lock: a socket reader that read a batch hands it over with
 // one write to the lock every worker takes, instead of one a query.
-func (q *Queue) SubmitAll(ts []Arrived) {
+func (q *Queue) SubmitAll(ts []Arrived) { q.submitAll(ts, 0) }
+
+func (q *Queue) submitAll(ts []Arrived, taking int) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -219,7 +222,9 @@ func (q *Queue) SubmitAll(ts []Arrived) {
 		}
 		q.ring[(q.head+q.n)%len(q.ring)] = entry{t.Task, t.Arrival}
 		q.n++
-		if k := len(q.idle); k > 0 {
+		if taking > 0 {
+			taking--
+		} else if k := len(q.idle); k > 0 {
 			w := q.idle[k-1]
 			q.idle = q.idle[:k-1]
 			w.wake <- struct{}{} // buffered: a parked worker's channel is empty
@@ -429,7 +434,7 @@ func (q *Queue) checkStall() {
 	if known && used >= 0.95 {
 		// One at a time: under a blocking plugin the CPUs can be
 		// saturated and the sleepers still needed when they wake.
-		q.retiring = min(len(q.workers)-q.cfg.Workers, 1)
+		q.retiring = min(q.extras, 1)
 	}
 	if now-q.ring[q.head].arrival >= int64(q.cfg.StallAfter) && q.blocked(now, used, known) {
 		add := min(q.n, 32, q.cfg.MaxWorkers-len(q.workers))
@@ -447,8 +452,15 @@ func (q *Queue) checkStall() {
 // blocked reports whether some workers are blocked rather than computing.
 // Called with q.mu held.
 func (q *Queue) blocked(now int64, used float64, known bool) bool {
-	long := 0
+	long, serving := 0, 0
 	for _, w := range q.workers {
+		if w.attendant || w.waitingOn != nil {
+			// An attendant serves queries that only compute (Attend),
+			// and one more worker than the CPUs is no sign of a block;
+			// a worker waiting on a source takes none of the queue's.
+			continue
+		}
+		serving++
 		if t := w.inTask.Load(); t != 0 && now-t >= int64(q.cfg.StallAfter) {
 			long++
 		}
@@ -456,7 +468,7 @@ func (q *Queue) blocked(now int64, used float64, known bool) bool {
 	if long > runtime.GOMAXPROCS(0) {
 		return true
 	}
-	return long == len(q.workers) && known && used < 0.5
+	return long > 0 && long == serving && known && used < 0.5
 }
 
 // cpuUsed returns the share of the CPUs (GOMAXPROCS of them) that the
@@ -497,7 +509,11 @@ func (q *Queue) Close() {
 		w.wake <- struct{}{}
 	}
 	q.idle = nil
+	interrupts := q.interruptWaits()
 	q.mu.Unlock()
+	for _, interrupt := range interrupts {
+		interrupt()
+	}
 	done := make(chan struct{})
 	go func() { q.wg.Wait(); close(done) }()
 	select {

@@ -48,10 +48,19 @@ type worker struct {
 	served  int
 	service int64 // the time a query took the worker lately (timeService), 0 before one was timed
 	wake    chan struct{}
-	extra   bool         // added for a blocked one: retires when idle for long
-	inTask  atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
-	dropped []drop
-	stats   workerStats
+	extra   bool // added for a blocked one: retires when idle for long
+	// attend is an attendant's source (attend.go), where it waits instead
+	// of parking; nil for the rest, and once the source is closed. stand
+	// is a source another worker's attendant, busy with a long query,
+	// left this one to wait on, once; waitingOn, the source it is waiting
+	// on now. All three guarded by q.mu.
+	attend    *taskSource
+	stand     *taskSource
+	waitingOn *taskSource
+	attendant bool         // started by Attend: not one of the workers Close waits for
+	inTask    atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
+	dropped   []drop
+	stats     workerStats
 }
 
 // startWorker is called with q.mu held.
@@ -61,12 +70,20 @@ func (q *Queue) startWorker(extra bool) {
 		w.local = q.cfg.Local()
 	}
 	q.workers = append(q.workers, w)
+	if extra {
+		q.extras++
+	}
 	q.wg.Add(1)
 	go w.loop()
 }
 
 func (w *worker) loop() {
 	defer w.q.wg.Done()
+	w.serve()
+}
+
+// serve serves the queue until the worker exits.
+func (w *worker) serve() {
 	feed := w.q.cfg.Feed
 	for {
 		fed := false
@@ -106,7 +123,8 @@ func (w *worker) run(t Task, taken int64) {
 	t.Run()
 }
 
-// take returns the next query to serve, parking while there is none. It
+// take returns the next query to serve, parking (or waiting on its
+// source, attend.go) while there is none. It
 // returns false when the worker should exit: the queue is closed and
 // empty, or the worker is an extra one that stayed idle too long. fed: the
 // worker fed just before, so that a queue found empty is not fed again
@@ -130,6 +148,7 @@ func (w *worker) take(fed bool) (entry, int64, bool) {
 		if e, sojourn, ok := q.next(now, &w.dropped); ok {
 			w.timeService(now)
 			w.fillHand(e.task, now)
+			w.standIn()
 			q.progress += uint64(1 + len(w.hand))
 			q.stalled = false
 			w.emptied = q.n == 0
@@ -154,8 +173,11 @@ func (w *worker) take(fed bool) (entry, int64, bool) {
 			q.mu.Unlock()
 			return entry{}, 0, false
 		}
-		q.idle = append(q.idle, w)
 		w.took = 0 // the time it waits is no query's service
+		if w.waitOnSource() {
+			continue
+		}
+		q.idle = append(q.idle, w)
 		q.mu.Unlock()
 		w.tellDropped()
 		woken := w.park()
@@ -195,6 +217,9 @@ func (w *worker) park() bool {
 func (q *Queue) exit(w *worker) {
 	if i := slices.Index(q.workers, w); i >= 0 {
 		q.workers = slices.Delete(q.workers, i, i+1)
+	}
+	if w.extra {
+		q.extras--
 	}
 	q.retired.add(&w.stats)
 }

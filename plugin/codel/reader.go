@@ -3,8 +3,10 @@ package codel
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"net"
 	"net/netip"
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -29,7 +31,8 @@ import (
 // in the socket's buffer where no one sees them. Here every worker, before
 // it takes its next query, drains what has arrived into the queue (feed),
 // and one goroutine blocks on the socket for when the workers are idle
-// (run): the queue CoDel watches is then the one the queries are in.
+// (attend, or run): the queue CoDel watches is then the one the queries
+// are in.
 type reader struct {
 	c       *Codel
 	server  *dnsserver.Server
@@ -56,6 +59,7 @@ type reader struct {
 	feedIn   inbox
 	feeding  atomic.Bool
 	feedOnce func(fd uintptr) bool // drainFeed, bound; set and used by the feeding worker
+	waitOnce func(fd uintptr) bool // drainWaited, bound
 	reads    atomic.Uint64         // packets read here, counted per batch
 	done     chan struct{}
 }
@@ -94,7 +98,12 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 			// socket it shares, reads control messages into a buffer with
 			// room for the address alone.
 			r.stamped = undo != nil && rxstamp.Enable(raw)
-			go r.run()
+			if r.recycle && c.q.Config().Workers > 1 {
+				r.waitOnce = r.drainWaited
+				go r.attend()
+			} else {
+				go r.run()
+			}
 			return r, nil
 		}
 	}
@@ -115,11 +124,38 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 func (r *reader) run() {
 	defer close(r.done)
 	r.raw.Read(func(fd uintptr) bool {
-		for r.drain(fd, &r.runIn) == batch {
+		for r.drain(fd, &r.runIn, false) == batch {
 		}
 		return false // wait for the socket to be readable; Read returns once it is closed
 	})
 }
+
+// attend serves the queue as the socket's attendant: where the other
+// workers park, it waits on the socket itself (codel/attend.go). Only
+// where every plugin only computes (recycle): one that waited on the
+// network would leave the socket unwatched meanwhile. And only with two
+// workers or more: on one CPU no P idles to cost a spinning thread, and
+// the attendant would take turns with the worker. Elsewhere run waits.
+func (r *reader) attend() {
+	defer close(r.done)
+	r.c.q.Attend(r.wait, r.interrupt)
+}
+
+// wait blocks until the socket has packets and queues them, the first for
+// the worker waiting; false once the socket is closed.
+func (r *reader) wait() bool {
+	err := r.raw.Read(r.waitOnce)
+	return err == nil || errors.Is(err, os.ErrDeadlineExceeded)
+}
+
+// drainWaited is wait's RawConn.Read function: done once it read some.
+func (r *reader) drainWaited(fd uintptr) bool {
+	return r.drain(fd, &r.runIn, true) > 0
+}
+
+// interrupt ends every wait on the socket, at once and from now on: the
+// queue is closing.
+func (r *reader) interrupt() { r.conn.SetReadDeadline(time.Unix(1, 0)) }
 
 // feed queues, without waiting, what has arrived on the socket; a worker
 // calls it before it takes a query. One worker at a time: the others go
@@ -137,13 +173,13 @@ func (r *reader) feed() {
 
 // drainFeed drains the feeding descriptor once, for its RawConn.Read.
 func (r *reader) drainFeed(fd uintptr) bool {
-	r.drain(fd, &r.feedIn)
+	r.drain(fd, &r.feedIn, false)
 	return true
 }
 
 // drain takes up to a batch of packets off fd into in and submits them,
 // each with its arrival time, together. It returns how many it read.
-func (r *reader) drain(fd uintptr, in *inbox) int {
+func (r *reader) drain(fd uintptr, in *inbox, taking bool) int {
 	n, err := in.read(fd, r.wildcard || r.stamped)
 	if err != nil || n == 0 {
 		return 0
@@ -178,7 +214,11 @@ func (r *reader) drain(fd uintptr, in *inbox) int {
 		}
 		read = append(read, codel.Arrived{Task: p, Arrival: arrival})
 	}
-	r.c.q.SubmitAll(read) // the batch under one taking of the queue's lock
+	if taking {
+		r.c.q.SubmitAllTaking(read)
+	} else {
+		r.c.q.SubmitAll(read) // the batch under one taking of the queue's lock
+	}
 	r.reads.Add(uint64(n))
 	return n
 }
@@ -236,7 +276,7 @@ func (r *reader) retire() {
 		runtime.Gosched() // a worker's feed, begun before the readers were taken away
 	}
 	r.feedRaw.Read(func(fd uintptr) bool {
-		for r.drain(fd, &r.feedIn) > 0 {
+		for r.drain(fd, &r.feedIn, false) > 0 {
 		}
 		return true
 	})
