@@ -5,53 +5,66 @@ package codel
 // light load a query then readies one goroutine, the attendant woken by
 // its arrival, instead of two: a reader woken by it, then the worker the
 // reader wakes. On two CPUs and more each goroutine readied while a P is
-// idle starts a spinning thread; at 20,000 queries a second on two CPUs the
-// attendant cut the CPU a query from about 25 µs to 19 (bench/README.md).
+// idle starts a spinning thread (bench/README.md has the CPU it saves).
+//
+// An attendant is one worker more than Config.Workers, as the reader it
+// replaces was one goroutine more. A worker waiting on a source is no
+// worker the queue can wake, so what others queue while no worker is
+// parked (TCP, a query back from a slow step, a busy worker's feed)
+// nudges one out of its wait (Source.Nudge), as the queue would wake a
+// parked one.
 //
 // Its source is unwatched while the attendant serves; what arrives
 // meanwhile is fed by whichever worker takes the next query (Config.Feed).
 // That wait is one query's service, microseconds, unless the queries have
 // lately been long ones (an online signature): then, as it takes each, the
-// attendant hands its source to an idle worker to wait on once (a stand-in)
-// so that nothing waits behind it while other CPUs are idle.
+// attendant hands its source to a parked worker to wait on once (a
+// stand-in) so that nothing waits behind it while other CPUs are idle.
 
-// taskSource is where an attendant waits.
-type taskSource struct {
-	// wait blocks until tasks may have arrived, queues them with
-	// SubmitAllTaking, and returns false once the source is closed. It
-	// may be called by two workers at once (an attendant back while its
-	// stand-in still waits): it must allow that.
-	wait func() bool
-	// interrupt makes a wait in progress, and every later one, return
-	// soon: Close calls it so that no worker is left waiting there.
-	interrupt func()
+// A Source is where an attendant waits for tasks.
+type Source interface {
+	// Wait blocks until tasks may have arrived, queues them with
+	// SubmitAllTaking, and returns false once the source is closed. Two
+	// workers may wait at once (an attendant back while its stand-in
+	// still waits).
+	Wait() bool
+	// Nudge makes a Wait in progress return soon, or else the next one:
+	// a task was queued with no worker parked to take it.
+	Nudge()
+	// Interrupt makes every Wait return at once from now on: Close calls
+	// it so that no worker is left waiting there.
+	Interrupt()
 }
 
-// Attend makes the calling goroutine a worker of q whose source is wait
-// (see taskSource for wait and interrupt), one more than Config.Workers.
-// It returns when the attendant exits, after Close: Close does not wait
-// for it, and interrupts its wait. The tasks queued on q must only compute
-// (as a Computing task does): the stall check does not count an
-// attendant, busy or not, as blocked. And with one worker it is not worth
-// it: with one CPU no P is idle, and two workers would take turns on it.
-func (q *Queue) Attend(wait func() bool, interrupt func()) {
+// Attend makes the calling goroutine a worker of q, one more than
+// Config.Workers, that waits on s where the others park. It returns when
+// the attendant exits, after Close, which waits for it like any worker and
+// interrupts its waits. The tasks queued on q must only compute (as a
+// Computing task does): the stall check counts no attendant, busy or not,
+// as blocked (on one CPU, the attendant and a worker each inside a costly
+// query while they take turns are two workers inside a query, more than
+// the CPUs, which the check reads as blocked ones: it added workers up to
+// the limit, bench/README.md).
+func (q *Queue) Attend(s Source) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
 		return
 	}
-	w := &worker{q: q, wake: make(chan struct{}, 1), emptied: true, attendant: true,
-		attend: &taskSource{wait: wait, interrupt: interrupt}}
+	w := &worker{q: q, wake: make(chan struct{}, 1), emptied: true, attendant: true, attend: s}
 	if q.cfg.Local != nil {
 		w.local = q.cfg.Local()
 	}
 	q.workers = append(q.workers, w)
+	q.attendants++
+	q.wg.Add(1)
 	q.mu.Unlock()
+	defer q.wg.Done()
 	w.serve()
 }
 
-// SubmitAllTaking is SubmitAll for a source's wait: the worker waiting
-// there takes the first task itself, so no idle worker is woken for it.
+// SubmitAllTaking is SubmitAll for a Source's Wait: the worker waiting
+// there takes the first task itself, so no parked worker is woken for it.
 func (q *Queue) SubmitAllTaking(ts []Arrived) { q.submitAll(ts, 1) }
 
 // waitOnSource waits on the worker's source, or the one it stands in for,
@@ -66,10 +79,10 @@ func (w *worker) waitOnSource() bool {
 		return false
 	}
 	q := w.q
-	w.waitingOn = s
+	w.waitingOn, w.nudged = s, false
 	q.mu.Unlock()
 	w.tellDropped()
-	open := s.wait()
+	open := s.Wait()
 	q.mu.Lock()
 	w.waitingOn = nil
 	if !open && s == w.attend {
@@ -78,17 +91,32 @@ func (w *worker) waitOnSource() bool {
 	return true
 }
 
-// standIn leaves the attendant's source to an idle worker, to wait on once,
-// when the attendant takes a query while its queries lately took longer
-// than handHold: its source would go unwatched that long. Only while
-// another worker stays parked: what others queue (TCP, a query back from
-// a slow step) must find a worker that is not waiting on a source, and on
-// one CPU a stand-in could not run beside the attendant anyway. Called
+// nudgeWaiting picks, for n tasks just queued with no worker parked to
+// take them, up to n workers waiting on a source not yet nudged, and
+// returns their sources, to be nudged once q.mu is released. Called with
+// q.mu held.
+func (q *Queue) nudgeWaiting(n int, into []Source) []Source {
+	for _, w := range q.workers {
+		if n == 0 {
+			break
+		}
+		if w.waitingOn != nil && !w.nudged {
+			w.nudged = true
+			into = append(into, w.waitingOn)
+			n--
+		}
+	}
+	return into
+}
+
+// standIn leaves the attendant's source to a parked worker, to wait on
+// once, when the attendant takes a query while its queries lately took
+// longer than handHold: its source would go unwatched that long. Called
 // with q.mu held.
 func (w *worker) standIn() {
 	q := w.q
 	k := len(q.idle)
-	if w.attend == nil || w.service <= handHold || k < 2 {
+	if w.attend == nil || w.service <= handHold || k == 0 {
 		return
 	}
 	v := q.idle[k-1]
@@ -97,14 +125,14 @@ func (w *worker) standIn() {
 	v.wake <- struct{}{} // buffered: a parked worker's channel is empty
 }
 
-// interruptWaits interrupts the workers waiting on sources, for Close.
-// Called with q.mu held; the interrupts run after it is released.
-func (q *Queue) interruptWaits() []func() {
-	var calls []func()
+// interruptWaits returns the sources the workers wait on, for Close to
+// interrupt once q.mu is released. Called with q.mu held.
+func (q *Queue) interruptWaits() []Source {
+	var sources []Source
 	for _, w := range q.workers {
 		if w.waitingOn != nil {
-			calls = append(calls, w.waitingOn.interrupt)
+			sources = append(sources, w.waitingOn)
 		}
 	}
-	return calls
+	return sources
 }

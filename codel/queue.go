@@ -123,26 +123,27 @@ type Queue struct {
 	deadline int64
 	shed     int64 // while overloaded, anything older than this goes (2x target)
 
-	mu       sync.Mutex
-	ring     []entry
-	head, n  int
-	ctl      Controller
-	over     overload
-	idle     []*worker // parked, most recent last: the warmest is woken first
-	workers  []*worker // running
-	progress uint64    // queries taken so far
-	watching bool      // the stall timer is armed
-	from     uint64    // progress when it was armed
-	cpuMark  int64     // the threads' run plus run-queue time (ns) when last measured
-	wallMark int64     // and the clock then
-	retiring int       // added workers asked to exit, the CPUs being saturated
-	extras   int       // running workers added for blocked ones
-	stall    *time.Timer
-	stalled  bool // no worker may be added and none made progress
-	closed   bool
-	drops    [numReasons]uint64
-	retired  workerStats // the counts of workers that have exited
-	wg       sync.WaitGroup
+	mu         sync.Mutex
+	ring       []entry
+	head, n    int
+	ctl        Controller
+	over       overload
+	idle       []*worker // parked, most recent last: the warmest is woken first
+	workers    []*worker // running
+	progress   uint64    // queries taken so far
+	watching   bool      // the stall timer is armed
+	from       uint64    // progress when it was armed
+	cpuMark    int64     // the threads' run plus run-queue time (ns) when last measured
+	wallMark   int64     // and the clock then
+	retiring   int       // added workers asked to exit, the CPUs being saturated
+	extras     int       // running workers added for blocked ones
+	attendants int       // running workers started by Attend
+	stall      *time.Timer
+	stalled    bool // no worker may be added and none made progress
+	closed     bool
+	drops      [numReasons]uint64
+	retired    workerStats // the counts of workers that have exited
+	wg         sync.WaitGroup
 }
 
 // New starts a queue and its workers.
@@ -197,6 +198,7 @@ type Arrived struct {
 func (q *Queue) SubmitAll(ts []Arrived) { q.submitAll(ts, 0) }
 
 func (q *Queue) submitAll(ts []Arrived, taking int) {
+	fromSource := taking > 0
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -215,6 +217,7 @@ func (q *Queue) submitAll(ts []Arrived, taking int) {
 	}
 	var room [8]Task
 	evicted := room[:0] // told outside the lock
+	unparked := 0       // tasks queued with no worker parked to take them
 	for _, t := range ts {
 		if q.n == len(q.ring) {
 			evicted = append(evicted, q.popHead().task)
@@ -228,11 +231,24 @@ func (q *Queue) submitAll(ts []Arrived, taking int) {
 			w := q.idle[k-1]
 			q.idle = q.idle[:k-1]
 			w.wake <- struct{}{} // buffered: a parked worker's channel is empty
-		} else if !q.watching {
-			q.armStall()
+		} else {
+			unparked++
+			if !q.watching {
+				q.armStall()
+			}
 		}
 	}
+	var nudging [4]Source
+	nudges := nudging[:0]
+	if unparked > 0 && q.attendants > 0 && !fromSource {
+		// Not where a Source's Wait queued them: the worker waiting
+		// there serves them next.
+		nudges = q.nudgeWaiting(unparked, nudges)
+	}
 	q.mu.Unlock()
+	for _, s := range nudges {
+		s.Nudge()
+	}
 	for _, t := range evicted {
 		t.Drop(Full)
 	}
@@ -454,10 +470,9 @@ func (q *Queue) checkStall() {
 func (q *Queue) blocked(now int64, used float64, known bool) bool {
 	long, serving := 0, 0
 	for _, w := range q.workers {
-		if w.attendant || w.waitingOn != nil {
-			// An attendant serves queries that only compute (Attend),
-			// and one more worker than the CPUs is no sign of a block;
-			// a worker waiting on a source takes none of the queue's.
+		if w.attendant {
+			// It serves queries that only compute, one worker more
+			// than the CPUs (Attend).
 			continue
 		}
 		serving++
@@ -509,10 +524,10 @@ func (q *Queue) Close() {
 		w.wake <- struct{}{}
 	}
 	q.idle = nil
-	interrupts := q.interruptWaits()
+	waiting := q.interruptWaits()
 	q.mu.Unlock()
-	for _, interrupt := range interrupts {
-		interrupt()
+	for _, s := range waiting {
+		s.Interrupt()
 	}
 	done := make(chan struct{})
 	go func() { q.wg.Wait(); close(done) }()

@@ -51,13 +51,14 @@ type worker struct {
 	extra   bool // added for a blocked one: retires when idle for long
 	// attend is an attendant's source (attend.go), where it waits instead
 	// of parking; nil for the rest, and once the source is closed. stand
-	// is a source another worker's attendant, busy with a long query,
-	// left this one to wait on, once; waitingOn, the source it is waiting
-	// on now. All three guarded by q.mu.
-	attend    *taskSource
-	stand     *taskSource
-	waitingOn *taskSource
-	attendant bool         // started by Attend: not one of the workers Close waits for
+	// is a source an attendant busy with a long query left this worker to
+	// wait on, once; waitingOn, the source it is waiting on now, nudged
+	// once a task queued meanwhile nudged it. All four guarded by q.mu.
+	attend    Source
+	stand     Source
+	waitingOn Source
+	nudged    bool
+	attendant bool         // started by Attend
 	inTask    atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
 	dropped   []drop
 	stats     workerStats
@@ -220,6 +221,9 @@ func (q *Queue) exit(w *worker) {
 	}
 	if w.extra {
 		q.extras--
+	}
+	if w.attendant {
+		q.attendants--
 	}
 	q.retired.add(&w.stats)
 }

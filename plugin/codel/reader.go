@@ -60,8 +60,12 @@ type reader struct {
 	feeding  atomic.Bool
 	feedOnce func(fd uintptr) bool // drainFeed, bound; set and used by the feeding worker
 	waitOnce func(fd uintptr) bool // drainWaited, bound
-	reads    atomic.Uint64         // packets read here, counted per batch
-	done     chan struct{}
+	// deadlineMu orders the socket's read deadline as Nudge sets it, Wait
+	// clears it, and Interrupt sets it for good.
+	deadlineMu  sync.Mutex
+	interrupted bool
+	reads       atomic.Uint64 // packets read here, counted per batch
+	done        chan struct{}
 }
 
 const batch = 32 // packets read at most per system call, and answers sent
@@ -98,7 +102,7 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 			// socket it shares, reads control messages into a buffer with
 			// room for the address alone.
 			r.stamped = undo != nil && rxstamp.Enable(raw)
-			if r.recycle && c.q.Config().Workers > 1 {
+			if r.recycle {
 				r.waitOnce = r.drainWaited
 				go r.attend()
 			} else {
@@ -130,32 +134,56 @@ func (r *reader) run() {
 	})
 }
 
-// attend serves the queue as the socket's attendant: where the other
-// workers park, it waits on the socket itself (codel/attend.go). Only
-// where every plugin only computes (recycle): one that waited on the
-// network would leave the socket unwatched meanwhile. And only with two
-// workers or more: on one CPU no P idles to cost a spinning thread, and
-// the attendant would take turns with the worker. Elsewhere run waits.
+// attend serves the queue as the socket's attendant: where the workers
+// park, it waits on the socket itself (codel/attend.go), the reader as its
+// Source. Only where every plugin only computes (recycle): one that waited
+// on the network would leave the socket unwatched meanwhile; there run
+// waits.
 func (r *reader) attend() {
 	defer close(r.done)
-	r.c.q.Attend(r.wait, r.interrupt)
+	r.c.q.Attend(r)
 }
 
-// wait blocks until the socket has packets and queues them, the first for
-// the worker waiting; false once the socket is closed.
-func (r *reader) wait() bool {
+// Wait implements codel.Source: it blocks until the socket has packets
+// and queues them, the first for the worker waiting; false once the socket
+// is closed. A nudge (the read deadline) ends it early, and is cleared.
+func (r *reader) Wait() bool {
 	err := r.raw.Read(r.waitOnce)
-	return err == nil || errors.Is(err, os.ErrDeadlineExceeded)
+	if errors.Is(err, os.ErrDeadlineExceeded) {
+		r.deadlineMu.Lock()
+		if !r.interrupted {
+			r.conn.SetReadDeadline(time.Time{})
+		}
+		r.deadlineMu.Unlock()
+		return true
+	}
+	return err == nil
 }
 
-// drainWaited is wait's RawConn.Read function: done once it read some.
+// drainWaited is Wait's RawConn.Read function: done once it read some.
 func (r *reader) drainWaited(fd uintptr) bool {
 	return r.drain(fd, &r.runIn, true) > 0
 }
 
-// interrupt ends every wait on the socket, at once and from now on: the
-// queue is closing.
-func (r *reader) interrupt() { r.conn.SetReadDeadline(time.Unix(1, 0)) }
+// Nudge implements codel.Source: a read deadline already past ends the
+// wait in progress, or the next one.
+func (r *reader) Nudge() {
+	r.deadlineMu.Lock()
+	r.conn.SetReadDeadline(aLongTimeAgo)
+	r.deadlineMu.Unlock()
+}
+
+// Interrupt implements codel.Source: the deadline stays past, so every
+// wait from now on ends at once (the queue is closing).
+func (r *reader) Interrupt() {
+	r.deadlineMu.Lock()
+	r.interrupted = true
+	r.conn.SetReadDeadline(aLongTimeAgo)
+	r.deadlineMu.Unlock()
+}
+
+// aLongTimeAgo is a read deadline that has passed.
+var aLongTimeAgo = time.Unix(1, 0)
 
 // feed queues, without waiting, what has arrived on the socket; a worker
 // calls it before it takes a query. One worker at a time: the others go
@@ -171,11 +199,23 @@ func (r *reader) feed() {
 	r.feeding.Store(false)
 }
 
-// drainFeed drains the feeding descriptor once, for its RawConn.Read.
+// drainFeed drains the feeding descriptor, for its RawConn.Read: again
+// while a read comes back full, feedBatches at most.
 func (r *reader) drainFeed(fd uintptr) bool {
-	r.drain(fd, &r.feedIn, false)
+	for range feedBatches {
+		if r.drain(fd, &r.feedIn, false) < batch {
+			break
+		}
+	}
 	return true
 }
+
+// feedBatches bounds the batches one feed reads. A feed read one, and
+// with an attendant waiting only when the queue is empty (under overload
+// hardly ever), the socket kept a standing backlog, its freshest queries
+// the last to be read: three times the capacity on one CPU then served
+// them at a median wait of 9.4 ms against 3.5.
+const feedBatches = 8
 
 // drain takes up to a batch of packets off fd into in and submits them,
 // each with its arrival time, together. It returns how many it read.

@@ -1,15 +1,20 @@
 package codel
 
 import (
+	"fmt"
 	"net"
 	"os"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 	"golang.org/x/sys/unix"
+
+	"github.com/ontimedns/ontime/codel"
 )
 
 // TestServersSocketIsStamped: the socket codel reads for a server is its
@@ -67,5 +72,120 @@ func TestOwnSocketHasRoom(t *testing.T) {
 	}
 	if want := 2 * min(receiveBuffer, most); got < want {
 		t.Errorf("receive buffer %d octets, want %d (asked %d, rmem_max %d)", got, want, receiveBuffer, most)
+	}
+}
+
+// TestTheSocketsWaitIsNudgedAndInterrupted: the reader as an attendant's
+// Source, on a socket of its own. A nudge ends a wait on the socket, and
+// is cleared: the next wait ends on a packet, not at once. After
+// Interrupt, every wait ends at once.
+func TestTheSocketsWaitIsNudgedAndInterrupted(t *testing.T) {
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := make(chan struct{}, 1)
+	r := &reader{conn: conn, raw: raw}
+	r.waitOnce = func(fd uintptr) bool {
+		var b [512]byte
+		if _, _, err := syscall.Recvfrom(int(fd), b[:], syscall.MSG_DONTWAIT); err != nil {
+			return false
+		}
+		read <- struct{}{}
+		return true
+	}
+	waited := make(chan bool, 1)
+	wait := func() { waited <- r.Wait() }
+	ended := func(what string) {
+		t.Helper()
+		select {
+		case open := <-waited:
+			if !open {
+				t.Fatalf("%s: Wait said the socket was closed", what)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("%s: the wait did not end", what)
+		}
+	}
+
+	go wait()
+	r.Nudge()
+	ended("a nudge")
+
+	go wait()
+	select {
+	case <-waited:
+		t.Fatal("the wait after a nudge ended at once: the nudge was not cleared")
+	case <-time.After(50 * time.Millisecond):
+	}
+	client, err := net.DialUDP("udp", nil, conn.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	if _, err := client.Write([]byte("a query")); err != nil {
+		t.Fatal(err)
+	}
+	ended("a packet")
+	<-read
+
+	r.Interrupt()
+	for i := range 3 {
+		go wait()
+		ended(fmt.Sprintf("wait %d after Interrupt", i+1))
+	}
+}
+
+// heldTask holds its worker until let go.
+type heldTask struct{ started, let chan struct{} }
+
+func (h heldTask) Run()              { close(h.started); <-h.let }
+func (h heldTask) Drop(codel.Reason) {}
+
+// TestAFeedReadsWhileReadsComeBackFull: a feed reads the socket again
+// while its reads come back full (a batch of 32), so that a backlog in the
+// socket, its freshest queries last, reaches the queue at once: 100 queries
+// waiting are queued by one feed.
+func TestAFeedReadsWhileReadsComeBackFull(t *testing.T) {
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One worker, held (by a task that arrives an hour from now), and a
+	// deadline every query is past when it is let go: the queued ones are
+	// dropped, silently, not served.
+	c := &Codel{drop: dropSilent, now: codel.Now}
+	c.q = codel.New(codel.Config{Workers: 1, Deadline: time.Nanosecond})
+	defer c.q.Close()
+	held := heldTask{started: make(chan struct{}), let: make(chan struct{})}
+	c.q.Submit(held, codel.Now()+int64(time.Hour))
+	<-held.started
+	defer close(held.let)
+	r := &reader{c: c, conn: conn, feedRaw: raw}
+
+	client, err := net.DialUDP("udp", nil, conn.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	const queries = 100
+	for i := range queries {
+		if _, err := client.Write([]byte(fmt.Sprintf("query %05d...", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.feed()
+	if n := c.q.Stats().Queued; n != queries {
+		t.Fatalf("one feed queued %d of %d queries in the socket", n, queries)
 	}
 }
