@@ -75,20 +75,33 @@ func TestOwnSocketHasRoom(t *testing.T) {
 	}
 }
 
+// socketAndClient opens a UDP socket on 127.0.0.1, with its RawConn, and
+// a client connected to it; both are closed when the test ends.
+func socketAndClient(t *testing.T) (*net.UDPConn, syscall.RawConn, *net.UDPConn) {
+	t.Helper()
+	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	raw, err := conn.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	client, err := net.DialUDP("udp", nil, conn.LocalAddr().(*net.UDPAddr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { client.Close() })
+	return conn, raw, client
+}
+
 // TestTheSocketsWaitIsNudgedAndInterrupted: the reader as an attendant's
 // Source, on a socket of its own. A nudge ends a wait on the socket, and
 // is cleared: the next wait ends on a packet, not at once. After
 // Interrupt, every wait ends at once.
 func TestTheSocketsWaitIsNudgedAndInterrupted(t *testing.T) {
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, raw, client := socketAndClient(t)
 	read := make(chan struct{}, 1)
 	r := &reader{conn: conn, raw: raw}
 	r.waitOnce = func(fd uintptr) bool {
@@ -123,11 +136,6 @@ func TestTheSocketsWaitIsNudgedAndInterrupted(t *testing.T) {
 		t.Fatal("the wait after a nudge ended at once: the nudge was not cleared")
 	case <-time.After(50 * time.Millisecond):
 	}
-	client, err := net.DialUDP("udp", nil, conn.LocalAddr().(*net.UDPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
 	if _, err := client.Write([]byte("a query")); err != nil {
 		t.Fatal(err)
 	}
@@ -152,15 +160,7 @@ func (h heldTask) Drop(codel.Reason) {}
 // socket, its freshest queries last, reaches the queue at once: 100 queries
 // waiting are queued by one feed.
 func TestAFeedReadsWhileReadsComeBackFull(t *testing.T) {
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Close()
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
+	conn, raw, client := socketAndClient(t)
 	// One worker, held (by a task that arrives an hour from now), and a
 	// deadline every query is past when it is let go: the queued ones are
 	// dropped, silently, not served.
@@ -173,11 +173,6 @@ func TestAFeedReadsWhileReadsComeBackFull(t *testing.T) {
 	defer close(held.let)
 	r := &reader{c: c, conn: conn, feedRaw: raw}
 
-	client, err := net.DialUDP("udp", nil, conn.LocalAddr().(*net.UDPAddr))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer client.Close()
 	const queries = 100
 	for i := range queries {
 		if _, err := client.Write([]byte(fmt.Sprintf("query %05d...", i))); err != nil {
