@@ -123,27 +123,30 @@ type Queue struct {
 	deadline int64
 	shed     int64 // while overloaded, anything older than this goes (2x target)
 
-	mu         sync.Mutex
-	ring       []entry
-	head, n    int
-	ctl        Controller
-	over       overload
-	idle       []*worker // parked, most recent last: the warmest is woken first
-	workers    []*worker // running
-	progress   uint64    // queries taken so far
-	watching   bool      // the stall timer is armed
-	from       uint64    // progress when it was armed
-	cpuMark    int64     // the threads' run plus run-queue time (ns) when last measured
-	wallMark   int64     // and the clock then
-	retiring   int       // added workers asked to exit, the CPUs being saturated
-	extras     int       // running workers added for blocked ones
-	attendants int       // running workers started by Attend
-	stall      *time.Timer
-	stalled    bool // no worker may be added and none made progress
-	closed     bool
-	drops      [numReasons]uint64
-	retired    workerStats // the counts of workers that have exited
-	wg         sync.WaitGroup
+	mu       sync.Mutex
+	ring     []entry
+	head, n  int
+	ctl      Controller
+	over     overload
+	idle     []*worker // parked, most recent last: the warmest is woken first
+	workers  []*worker // running
+	progress uint64    // queries taken so far
+	watching bool      // the stall timer is armed
+	from     uint64    // progress when it was armed
+	cpuMark  int64     // the threads' run plus run-queue time (ns) when last measured
+	wallMark int64     // and the clock then
+	retiring int       // added workers asked to exit, the CPUs being saturated
+	extras   int       // running workers added for blocked ones
+	// idleNow, idleBefore: the process used less than half its CPUs in
+	// the last measure, and in the one before it (cpuUsed).
+	idleNow, idleBefore bool
+	attendants          int // running workers started by Attend
+	stall               *time.Timer
+	stalled             bool // no worker may be added and none made progress
+	closed              bool
+	drops               [numReasons]uint64
+	retired             workerStats // the counts of workers that have exited
+	wg                  sync.WaitGroup
 }
 
 // New starts a queue and its workers.
@@ -415,8 +418,11 @@ func (q *Queue) armStall() {
 // when more workers have been inside one query for StallAfter than there
 // are CPUs (GOMAXPROCS), some of them cannot be running; when every worker
 // has, and the process's threads ran or waited to run for less than half
-// its CPUs' time since the last measure (40 ms or more ago), none of them
-// is. Then more are started, one per
+// its CPUs' time in each of the last two measures (40 ms or more each),
+// none of them is. Two, because a thread's wait for a CPU shows in its
+// schedstat only once it runs again: one window can read a computing
+// worker's CPU as a third of it, and the next as more than all of it
+// (TestComputingWorkerIsNotReplaced failed three runs in twenty). Then more are started, one per
 // waiting query and 32 at most a check, up to MaxWorkers; at the limit, if
 // none has taken a query since the timer was armed, new queries are dropped
 // (Stalled) until one does. Workers busy computing (a costly query, or
@@ -447,12 +453,15 @@ func (q *Queue) checkStall() {
 		}
 	}
 	used, known := q.cpuUsed()
+	if known {
+		q.idleBefore, q.idleNow = q.idleNow, used < 0.5
+	}
 	if known && used >= 0.95 {
 		// One at a time: under a blocking plugin the CPUs can be
 		// saturated and the sleepers still needed when they wake.
 		q.retiring = min(q.extras, 1)
 	}
-	if now-q.ring[q.head].arrival >= int64(q.cfg.StallAfter) && q.blocked(now, used, known) {
+	if now-q.ring[q.head].arrival >= int64(q.cfg.StallAfter) && q.blocked(now) {
 		add := min(q.n, 32, q.cfg.MaxWorkers-len(q.workers))
 		for range add {
 			q.startWorker(true)
@@ -467,7 +476,7 @@ func (q *Queue) checkStall() {
 
 // blocked reports whether some workers are blocked rather than computing.
 // Called with q.mu held.
-func (q *Queue) blocked(now int64, used float64, known bool) bool {
+func (q *Queue) blocked(now int64) bool {
 	long, serving := 0, 0
 	for _, w := range q.workers {
 		if w.attendant {
@@ -483,7 +492,7 @@ func (q *Queue) blocked(now int64, used float64, known bool) bool {
 	if long > runtime.GOMAXPROCS(0) {
 		return true
 	}
-	return long > 0 && long == serving && known && used < 0.5
+	return long > 0 && long == serving && q.idleNow && q.idleBefore
 }
 
 // cpuUsed returns the share of the CPUs (GOMAXPROCS of them) that the
