@@ -65,7 +65,7 @@ func (q *Queue) Attend(s Source) {
 
 // SubmitAllTaking is SubmitAll for a Source's Wait: the worker waiting
 // there takes the first task itself, so no parked worker is woken for it.
-func (q *Queue) SubmitAllTaking(ts []Arrived) { q.submitAll(ts, 1) }
+func (q *Queue) SubmitAllTaking(ts []Arrived) { q.submitAll(ts, true) }
 
 // waitOnSource waits on the worker's source, or the one it stands in for,
 // where it would park, and reports whether it did. Called with q.mu held,

@@ -198,10 +198,11 @@ type Arrived struct {
 // SubmitAll does what Submit does for each of ts, in order, under one
 // taking of the lock: a socket reader that read a batch hands it over with
 // one write to the lock every worker takes, instead of one a query.
-func (q *Queue) SubmitAll(ts []Arrived) { q.submitAll(ts, 0) }
+func (q *Queue) SubmitAll(ts []Arrived) { q.submitAll(ts, false) }
 
-func (q *Queue) submitAll(ts []Arrived, taking int) {
-	fromSource := taking > 0
+// submitAll is SubmitAll; fromSource: a Source's Wait queues ts, and the
+// worker waiting there takes the first itself (SubmitAllTaking).
+func (q *Queue) submitAll(ts []Arrived, fromSource bool) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -221,6 +222,7 @@ func (q *Queue) submitAll(ts []Arrived, taking int) {
 	var room [8]Task
 	evicted := room[:0] // told outside the lock
 	unparked := 0       // tasks queued with no worker parked to take them
+	own := fromSource   // the first is the waiting worker's own: none is woken for it
 	for _, t := range ts {
 		if q.n == len(q.ring) {
 			evicted = append(evicted, q.popHead().task)
@@ -228,8 +230,8 @@ func (q *Queue) submitAll(ts []Arrived, taking int) {
 		}
 		q.ring[(q.head+q.n)%len(q.ring)] = entry{t.Task, t.Arrival}
 		q.n++
-		if taking > 0 {
-			taking--
+		if own {
+			own = false
 		} else if k := len(q.idle); k > 0 {
 			w := q.idle[k-1]
 			q.idle = q.idle[:k-1]
@@ -422,10 +424,10 @@ func (q *Queue) armStall() {
 // none of them is. Two, because a thread's wait for a CPU shows in its
 // schedstat only once it runs again: one window can read a computing
 // worker's CPU as a third of it, and the next as more than all of it
-// (TestComputingWorkerIsNotReplaced failed three runs in twenty). Then more are started, one per
-// waiting query and 32 at most a check, up to MaxWorkers; at the limit, if
-// none has taken a query since the timer was armed, new queries are dropped
-// (Stalled) until one does. Workers busy computing (a costly query, or
+// (TestComputingWorkerIsNotReplaced failed three runs in twenty). Then
+// more are started, one per waiting query and 32 at most a check, up to
+// MaxWorkers; at the limit, if none has taken a query since the timer was
+// armed, new queries are dropped (Stalled) until one does. Workers busy computing (a costly query, or
 // simply more queries than the CPUs can answer) are not replaced: more of
 // them would only take turns on the same CPUs, and the waits CoDel sees
 // would stop being the waits queries see. When a measure finds the CPUs

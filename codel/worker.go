@@ -125,12 +125,12 @@ func (w *worker) run(t Task, taken int64) {
 }
 
 // take returns the next query to serve, parking (or waiting on its
-// source, attend.go) while there is none. It
-// returns false when the worker should exit: the queue is closed and
-// empty, or the worker is an extra one that stayed idle too long. fed: the
-// worker fed just before, so that a queue found empty is not fed again
-// after the flush (a system call that finds nothing; what arrives while
-// the worker parks wakes the reader).
+// source, attend.go) while there is none. It returns false when the worker
+// should exit: the queue is closed and empty, or the worker is an extra one
+// that stayed idle too long. fed: the worker fed just before, so that a
+// queue found empty is not fed again after the flush (a system call that
+// finds nothing; what arrives while the worker parks wakes the reader, or
+// the attendant).
 func (w *worker) take(fed bool) (entry, int64, bool) {
 	if e, sojourn, ok := w.fromHand(); ok {
 		return e, sojourn, true
