@@ -64,8 +64,35 @@ func (q *Queue) Attend(s Source) {
 }
 
 // SubmitAllTaking is SubmitAll for a Source's Wait: the worker waiting
-// there takes the first task itself, so no parked worker is woken for it.
+// there takes the first tasks itself (sourceKeeps), so no parked worker is
+// woken for them.
 func (q *Queue) SubmitAllTaking(ts []Arrived) { q.submitAll(ts, true) }
+
+// sourceKeeps is how many of the tasks a Source's Wait queues the worker
+// waiting there serves itself, no parked worker woken for them: the first,
+// and as many more as it serves in handHold by its queries' recent time,
+// as a hand (hand.go), at most handMax in all. Waking a worker for a few
+// cheap queries costs more than the wait it saves them: on two CPUs at
+// 20,000 q/s, arrivals a few at a time, each worker woken readied a
+// thread that stole it from the P that readied it (a futex wake, a
+// spinning thread, runqsteal's sleeps; bench/README.md). With two waiting
+// (an attendant and its stand-in), the slower's time counts. Called with
+// q.mu held.
+func (q *Queue) sourceKeeps() int {
+	var service int64
+	for _, w := range q.workers {
+		if w.waitingOn != nil {
+			service = max(service, w.service)
+		}
+	}
+	if service <= 0 {
+		// Not timed yet: two, so that it serves two in a row and the
+		// second times the first (a worker times a query only by the
+		// next it takes, never across a wait).
+		return 2
+	}
+	return 1 + int(min(int64(handMax-1), handHold/service))
+}
 
 // waitOnSource waits on the worker's source, or the one it stands in for,
 // where it would park, and reports whether it did. Called with q.mu held,

@@ -15,6 +15,7 @@ type fakeSource struct {
 	q        *Queue
 	batches  chan []Arrived
 	waits    chan struct{} // a value as each wait begins
+	parked   chan int      // the workers still parked once a batch is queued
 	nudge    chan struct{}
 	stop     chan struct{}
 	stopOnce sync.Once
@@ -23,7 +24,7 @@ type fakeSource struct {
 
 func newFakeSource(q *Queue, hold time.Duration) *fakeSource {
 	return &fakeSource{q: q, batches: make(chan []Arrived), waits: make(chan struct{}, 16),
-		nudge: make(chan struct{}, 1), stop: make(chan struct{}), hold: hold}
+		parked: make(chan int, 16), nudge: make(chan struct{}, 1), stop: make(chan struct{}), hold: hold}
 }
 
 func (s *fakeSource) Wait() bool {
@@ -31,6 +32,9 @@ func (s *fakeSource) Wait() bool {
 	select {
 	case b := <-s.batches:
 		s.q.SubmitAllTaking(b)
+		s.q.mu.Lock()
+		s.parked <- len(s.q.idle)
+		s.q.mu.Unlock()
 		time.Sleep(s.hold)
 	case <-s.nudge:
 	case <-s.stop:
@@ -120,23 +124,63 @@ func TestAnAttendantServesWhatItWaitedFor(t *testing.T) {
 	if id := <-task.on; id != q.cfg.Workers {
 		t.Fatalf("served by worker %d, want the attendant (%d): a parked worker was woken for it", id, q.cfg.Workers)
 	}
-	// A batch of three: the attendant takes one, and wakes the two parked
-	// workers for the others.
+}
+
+// TestAnAttendantKeepsWhatItServesInAHandHold: of a batch its wait
+// queued, the attendant keeps for itself as many as it serves in
+// handHold by its queries' recent time (at most handMax), and wakes parked
+// workers only for the rest: two before its queries were ever timed.
+func TestAnAttendantKeepsWhatItServesInAHandHold(t *testing.T) {
+	clock := newFake(1)
+	_, src := attendedQueue(t, Config{Workers: 2, Clock: clock.now}, 0)
+	log := newEvents()
+	batch := func(n int) int {
+		var b []Arrived
+		for i := range n {
+			b = append(b, Arrived{&task{name: string(rune('a' + i)), log: log, clock: clock, advance: 10 * int64(time.Microsecond)}, clock.now()})
+		}
+		before := len(log.ran())
+		src.batches <- b
+		parked := <-src.parked
+		waitFor(t, "the batch to be served", func() bool { return len(log.ran()) == before+n })
+		<-src.waits
+		return parked
+	}
+	for _, c := range []struct{ n, parked int }{
+		{2, 2},       // not timed yet: it keeps two, and times the first by the second
+		{handMax, 2}, // 10 µs a query: it serves ten in handHold, keeps handMax
+		{handMax + 1, 1},
+	} {
+		if parked := batch(c.n); parked != c.parked {
+			t.Fatalf("a batch of %d left %d of 2 workers parked, want %d", c.n, parked, c.parked)
+		}
+	}
+}
+
+// TestALongAttendantKeepsOne: an attendant whose queries have lately taken
+// longer than handHold keeps only the first of a batch, and wakes the
+// parked workers for the others.
+func TestALongAttendantKeepsOne(t *testing.T) {
+	_, src, clock := longAttendant(t, 2)
 	var tasks []Arrived
 	on := make(chan int, 3)
 	gate := make(chan struct{})
 	for range 3 {
-		tasks = append(tasks, Arrived{&ranOn{on: on, gate: gate}, Now()})
+		tasks = append(tasks, Arrived{&ranOn{on: on, gate: gate}, clock.now()})
 	}
-	<-src.waits
 	src.batches <- tasks
+	defer close(gate)
+	if parked := <-src.parked; parked != 0 {
+		t.Fatalf("a batch of 3 left %d of 2 workers parked, want none", parked)
+	}
 	seen := map[int]bool{}
 	for range 3 {
-		seen[<-on] = true // each holds its worker at the gate: three workers
-	}
-	close(gate)
-	if len(seen) != 3 {
-		t.Fatalf("three queries at once ran on workers %v, want three", seen)
+		select {
+		case id := <-on:
+			seen[id] = true // each holds its worker at the gate: three workers
+		case <-time.After(10 * time.Second):
+			t.Fatalf("three queries at once: only workers %v served, 10 s on", seen)
+		}
 	}
 }
 
@@ -175,6 +219,7 @@ func longAttendant(t *testing.T, workers int) (*Queue, *fakeSource, *fakeClock) 
 		releases = append(releases, blockWorker(t, q, log, clock.now()))
 	}
 	src.batches <- []Arrived{{&task{name: "long", log: log, clock: clock, advance: ms}, clock.now()}, {&task{name: "next", log: log}, clock.now()}}
+	<-src.parked
 	<-src.waits
 	if got := log.ran(); len(got) != 2 {
 		t.Fatalf("ran %v before the attendant waited again, want long and next", got)

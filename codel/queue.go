@@ -201,7 +201,7 @@ type Arrived struct {
 func (q *Queue) SubmitAll(ts []Arrived) { q.submitAll(ts, false) }
 
 // submitAll is SubmitAll; fromSource: a Source's Wait queues ts, and the
-// worker waiting there takes the first itself (SubmitAllTaking).
+// worker waiting there takes the first ones itself (SubmitAllTaking).
 func (q *Queue) submitAll(ts []Arrived, fromSource bool) {
 	q.mu.Lock()
 	if q.closed {
@@ -222,7 +222,10 @@ func (q *Queue) submitAll(ts []Arrived, fromSource bool) {
 	var room [8]Task
 	evicted := room[:0] // told outside the lock
 	unparked := 0       // tasks queued with no worker parked to take them
-	own := fromSource   // the first is the waiting worker's own: none is woken for it
+	own := 0            // the first tasks are the waiting worker's own: none is woken for them
+	if fromSource {
+		own = q.sourceKeeps()
+	}
 	for _, t := range ts {
 		if q.n == len(q.ring) {
 			evicted = append(evicted, q.popHead().task)
@@ -230,8 +233,8 @@ func (q *Queue) submitAll(ts []Arrived, fromSource bool) {
 		}
 		q.ring[(q.head+q.n)%len(q.ring)] = entry{t.Task, t.Arrival}
 		q.n++
-		if own {
-			own = false
+		if own > 0 {
+			own--
 		} else if k := len(q.idle); k > 0 {
 			w := q.idle[k-1]
 			q.idle = q.idle[:k-1]
