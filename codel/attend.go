@@ -75,13 +75,15 @@ func (q *Queue) SubmitAllTaking(ts []Arrived) { q.submitAll(ts, true) }
 // cheap queries costs more than the wait it saves them: on two CPUs at
 // 20,000 q/s, arrivals a few at a time, each worker woken readied a
 // thread that stole it from the P that readied it (a futex wake, a
-// spinning thread, runqsteal's sleeps; bench/README.md). With two waiting
-// (an attendant and its stand-in), the slower's time counts. Called with
-// q.mu held.
+// spinning thread, runqsteal's sleeps; bench/README.md). The attendant's
+// time counts as well as the waiting worker's, the longer of the two: a
+// stand-in waits only while the attendant's queries are long, and one
+// that served cheap ones before would otherwise keep a batch of long ones
+// to itself while workers stay parked. Called with q.mu held.
 func (q *Queue) sourceKeeps() int {
 	var service int64
 	for _, w := range q.workers {
-		if w.waitingOn != nil {
+		if w.waitingOn != nil || w.attendant {
 			service = max(service, w.service)
 		}
 	}

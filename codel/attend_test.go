@@ -270,6 +270,29 @@ func TestAStandInWatchesTheSourceWhileTheAttendantIsLong(t *testing.T) {
 	}
 }
 
+// TestAStandInKeepsOneWhileTheAttendantIsLong: a stand-in, waiting while
+// the attendant serves a long query, keeps only the first of a batch, by
+// the attendant's time (its own was never taken), and wakes a parked
+// worker for the other.
+func TestAStandInKeepsOneWhileTheAttendantIsLong(t *testing.T) {
+	_, src, clock := longAttendant(t, 2)
+	gate := &ranOn{on: make(chan int, 1), gate: make(chan struct{})}
+	defer close(gate.gate)
+	src.batches <- []Arrived{{gate, clock.now()}}
+	<-src.parked
+	<-gate.on
+	select {
+	case <-src.waits: // the stand-in, while the attendant is in the gate
+	case <-time.After(10 * time.Second):
+		t.Fatal("no worker waits on the source while the attendant serves a long query")
+	}
+	on := make(chan int, 2)
+	src.batches <- []Arrived{{&ranOn{on: on}, clock.now()}, {&ranOn{on: on}, clock.now()}}
+	if parked := <-src.parked; parked != 0 {
+		t.Fatalf("the stand-in's batch of 2 left %d worker parked, want none", parked)
+	}
+}
+
 // TestCloseInterruptsTheWaits: Close ends the waits on a source (the
 // socket stays open until the queue is closed), and waits for the
 // attendant to return (attendedQueue's cleanup).
