@@ -1,7 +1,9 @@
 package codel
 
 import (
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -309,5 +311,38 @@ func TestCloseInterruptsTheWaits(t *testing.T) {
 	case <-src.stop:
 	default:
 		t.Fatal("Close returned without interrupting the attendant's wait")
+	}
+}
+
+// TestAWorkerFeedsNotAfterALongWait: a worker that waited on its source
+// for longer than handHold (queries arriving sparsely) serves what the
+// wait read and waits again without feeding in between: its next wait
+// reads the source first. After a short wait (queries arriving close
+// together) it feeds once it has served them, as a worker that took the
+// last queued query does.
+func TestAWorkerFeedsNotAfterALongWait(t *testing.T) {
+	clock := newFake(1)
+	var feeds atomic.Int64
+	_, src := attendedQueue(t, Config{Workers: 1, Clock: clock.now, Feed: func() { feeds.Add(1) }}, 0)
+	log := newEvents()
+	for i, c := range []struct {
+		wait  int64
+		feeds int64
+	}{
+		{2 * handHold, 0},
+		{handHold / 2, 1},
+		{2 * handHold, 0},
+	} {
+		before := feeds.Load()
+		clock.set(clock.now() + c.wait) // while the attendant waits
+		src.batches <- []Arrived{{&task{name: fmt.Sprint(i), log: log}, clock.now()}}
+		<-src.parked
+		<-src.waits
+		if n := len(log.ran()); n != i+1 {
+			t.Fatalf("%d queries served, want %d", n, i+1)
+		}
+		if got := feeds.Load() - before; got != c.feeds {
+			t.Errorf("after a wait of %v: %d feeds before the next wait, want %d", time.Duration(c.wait), got, c.feeds)
+		}
 	}
 }
