@@ -84,7 +84,7 @@ func (q *Queue) sourceKeeps() int {
 	var service int64
 	for _, w := range q.workers {
 		if w.waitingOn != nil || w.attendant {
-			service = max(service, w.service)
+			service = max(service, w.serviceSeen.Load())
 		}
 	}
 	if service <= 0 {

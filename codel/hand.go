@@ -114,7 +114,8 @@ func (w *worker) timeService(now int64) {
 	t := max(now-w.took, 1)
 	if t >= w.service {
 		w.service = t
-		return
+	} else {
+		w.service -= (w.service - t) / 8
 	}
-	w.service -= (w.service - t) / 8
+	w.serviceSeen.Store(w.service)
 }

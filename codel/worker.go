@@ -47,8 +47,11 @@ type worker struct {
 	hand    []entry
 	served  int
 	service int64 // the time a query took the worker lately (timeService), 0 before one was timed
-	wake    chan struct{}
-	extra   bool // added for a blocked one: retires when idle for long
+	// serviceSeen is service for other workers to read (sourceKeeps): the
+	// worker writes service outside the lock, serving its hand.
+	serviceSeen atomic.Int64
+	wake        chan struct{}
+	extra       bool // added for a blocked one: retires when idle for long
 	// attend is an attendant's source (attend.go), where it waits instead
 	// of parking; nil for the rest, and once the source is closed. stand
 	// is a source an attendant busy with a long query left this worker to
