@@ -1,0 +1,91 @@
+#!/usr/bin/env bash
+# A change's CPU time a query at a light, even load, the two builds side by
+# side: ontime's full chain built from BASE and from the working tree, both
+# on CPU 0 (GOMAXPROCS=1) at the same time, each offered RATE queries a
+# second by its own bench/loadgen on CPU 1, each one's CPU time read over the
+# same window. This machine is shared and noisy: runs of one server after
+# the other saw rounds from 0.61 to 1.39 at 2,000 q/s, where the same two
+# builds side by side agreed within 0.93 to 0.98, the noise falling on both
+# at once. Each server takes a few per cent of the core at these rates, so
+# the two hardly compete for it; which one starts first alternates. Two
+# identical builds (BASE=HEAD, nothing changed) read 0.976 to 1.038 in
+# five rounds of 8 s: a difference inside that is none.
+#
+#   BASE=HEAD~1 bash bench/pair.sh                              # 2,000 q/s, 5 rounds of 12 s
+#   BASE=HEAD~1 RATE=20000 SECONDS_PER_RUN=8 bash bench/pair.sh
+#
+# Prints each round's CPU milliseconds and the ratio new/old, and their
+# median. CPU time is read from /proc/PID/task/*/schedstat (nanoseconds on
+# a CPU, every thread of the server). Bounded: ROUNDS runs of
+# SECONDS_PER_RUN; both servers and both loadgens are stopped at exit.
+# Traffic stays on 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+
+BASE=${BASE:?BASE names the commit to compare the working tree with}
+RATE=${RATE:-2000}
+ROUNDS=${ROUNDS:-5}
+SECS=${SECONDS_PER_RUN:-12}
+[ "$SECS" -ge 4 ] || { echo "SECONDS_PER_RUN is 4 at least"; exit 1; }
+out=bench/out/pair
+mkdir -p "$out"
+
+go build -o "$out/coredns-new" ./cmd/coredns
+rm -rf "$out/base-src"
+git worktree add -f --detach "$out/base-src" "$BASE" >/dev/null
+(cd "$out/base-src" && go build -o ../coredns-old ./cmd/coredns)
+git worktree remove -f "$out/base-src"
+go build -o bench/out/bin/loadgen ./bench/loadgen
+[ -s bench/out/db.bench ] && [ -s bench/out/queries.txt ] ||
+	go run ./bench/genzone -hosts 50000 -zone bench/out/db.bench -queries bench/out/queries.txt
+
+pids=()
+cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; }
+trap cleanup EXIT
+
+# cpu_ns PID: the time every thread of PID has run, in nanoseconds.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ns += $1} END {printf "%d\n", ns}'; }
+
+port() { [ "$1" = old ] && echo 15761 || echo 15771; }
+for v in old new; do
+	p=$(port $v)
+	printf ".:$p {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$((p + 2))\n    codel\n    fastpack\n    zonestore $PWD/bench/out/db.bench bench.example\n}\n" > "$out/Corefile.$v"
+done
+
+echo "$RATE queries/s to each for ${SECS}s, $ROUNDS rounds; BASE=$BASE (old) against the working tree (new)"
+rounds=$out/rounds.txt
+: > "$rounds"
+for i in $(seq "$ROUNDS"); do
+	declare -A srv=() lg=()
+	order="old new"
+	[ $((i % 2)) = 0 ] && order="new old" # which starts first, alternated
+	for v in $order; do
+		GOMAXPROCS=1 taskset -c 0 "$out/coredns-$v" -conf "$out/Corefile.$v" -quiet > "$out/$v.log" 2>&1 &
+		srv[$v]=$!
+		pids+=("$!")
+	done
+	for v in old new; do answering "$(port $v)" bench.example || { echo "$v did not start"; cat "$out/$v.log"; exit 1; }; done
+	for v in $order; do
+		taskset -c 1 bench/out/bin/loadgen -server "127.0.0.1:$(port $v)" -queries bench/out/queries.txt \
+			-rate "$RATE" -duration "${SECS}s" -json > "$out/$v.json" &
+		lg[$v]=$!
+		pids+=("$!")
+	done
+	sleep 1
+	o0=$(cpu_ns "${srv[old]}") n0=$(cpu_ns "${srv[new]}")
+	sleep $((SECS - 2))
+	o1=$(cpu_ns "${srv[old]}") n1=$(cpu_ns "${srv[new]}")
+	wait "${lg[old]}" "${lg[new]}"
+	kill "${srv[old]}" "${srv[new]}"
+	wait "${srv[old]}" "${srv[new]}" 2>/dev/null || true
+	old_ms=$(((o1 - o0) / 1000000)) new_ms=$(((n1 - n0) / 1000000))
+	echo "$i $old_ms $new_ms" >> "$rounds"
+	awk -v i="$i" -v o="$old_ms" -v n="$new_ms" 'BEGIN { printf "round %d: old %d ms, new %d ms, new/old %.3f\n", i, o, n, n / o }'
+done
+awk '{ print $3 / $2 }' "$rounds" | sort -n | awk '
+	{ r[NR] = $1 }
+	END {
+		m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
+		printf "CPU a query, new/old: median %.3f (rounds %.3f to %.3f)\n", m, r[1], r[NR]
+	}'
