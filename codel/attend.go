@@ -93,7 +93,7 @@ func (q *Queue) sourceKeeps() int {
 		// next it takes, never across a wait).
 		return 2
 	}
-	return 1 + int(min(int64(handMax-1), handHold/service))
+	return 1 + handBehind(service)
 }
 
 // waitOnSource waits on the worker's source, or the one it stands in for,

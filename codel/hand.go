@@ -97,7 +97,14 @@ func (w *worker) handSize() int {
 	if w.service <= 0 || q.n == 0 {
 		return 0
 	}
-	return int(min(int64(handMax-1), int64(q.n/len(q.workers)), handHold/w.service))
+	return min(q.n/len(q.workers), handBehind(w.service))
+}
+
+// handBehind is how many queries may wait behind one in a hand, for a
+// worker whose queries lately took service (> 0): as many as it serves in
+// handHold, handMax-1 at most.
+func handBehind(service int64) int {
+	return int(min(int64(handMax-1), handHold/service))
 }
 
 // timeService counts the time since the worker last took a query, at now:

@@ -61,7 +61,7 @@ type worker struct {
 	stand     Source
 	waitingOn Source
 	nudged    bool
-	waited    bool         // its last query came from a wait on its source: it feeds not before the next (serve)
+	waited    bool         // its last wait on its source lasted past handHold: no feed before the next one (serve)
 	attendant bool         // started by Attend
 	inTask    atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
 	dropped   []drop

@@ -145,7 +145,7 @@ func (r *reader) attend() {
 }
 
 // Wait implements codel.Source: it blocks until the socket has packets
-// and queues them, the first for the worker waiting; false once the socket
+// and queues them, the first ones for the worker waiting; false once the socket
 // is closed. A nudge (the read deadline) ends it early, and is cleared.
 func (r *reader) Wait() bool {
 	err := r.raw.Read(r.waitOnce)
