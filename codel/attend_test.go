@@ -288,8 +288,11 @@ func TestAStandInKeepsOneWhileTheAttendantIsLong(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no worker waits on the source while the attendant serves a long query")
 	}
-	on := make(chan int, 2)
-	src.batches <- []Arrived{{&ranOn{on: on}, clock.now()}, {&ranOn{on: on}, clock.now()}}
+	// Both held at a gate: a worker woken for the second cannot serve it
+	// and park again before the parked ones are counted.
+	on, held := make(chan int, 2), make(chan struct{})
+	defer close(held)
+	src.batches <- []Arrived{{&ranOn{on: on, gate: held}, clock.now()}, {&ranOn{on: on, gate: held}, clock.now()}}
 	if parked := <-src.parked; parked != 0 {
 		t.Fatalf("the stand-in's batch of 2 left %d worker parked, want none", parked)
 	}
