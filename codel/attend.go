@@ -71,20 +71,25 @@ func (q *Queue) SubmitAllTaking(ts []Arrived) { q.submitAll(ts, true) }
 // sourceKeeps is how many of the tasks a Source's Wait queues the worker
 // waiting there serves itself, no parked worker woken for them: the first,
 // and as many more as it serves in handHold by its queries' recent time,
-// as a hand (hand.go), at most handMax in all. Waking a worker for a few
-// cheap queries costs more than the wait it saves them: on two CPUs at
-// 20,000 q/s, arrivals a few at a time, each worker woken readied a
-// thread that stole it from the P that readied it (a futex wake, a
-// spinning thread, runqsteal's sleeps; bench/README.md). The attendant's
-// time counts as well as the waiting worker's, the longer of the two: a
-// stand-in waits only while the attendant's queries are long, and one
-// that served cheap ones before would otherwise keep a batch of long ones
-// to itself while workers stay parked. Called with q.mu held.
+// as a hand (hand.go), at most handMax in all; or, where its waits lately
+// lasted twice as long as a query takes it, in keepHold, at most keepMax.
+// Waking a worker for a few cheap queries costs more than the wait it
+// saves them: on two CPUs at 20,000 q/s, arrivals a few at a time, each
+// worker woken readied a thread that stole it from the P that readied it
+// (a futex wake, a spinning thread, runqsteal's sleeps; bench/README.md).
+// The attendant's time counts as well as the waiting worker's, the longer
+// of the two: a stand-in waits only while the attendant's queries are
+// long, and one that served cheap ones before would otherwise keep a
+// batch of long ones to itself while workers stay parked. Called with
+// q.mu held.
 func (q *Queue) sourceKeeps() int {
-	var service int64
+	var service, waits int64
 	for _, w := range q.workers {
 		if w.waitingOn != nil || w.attendant {
 			service = max(service, w.serviceSeen.Load())
+		}
+		if w.waitingOn != nil {
+			waits = max(waits, w.waits)
 		}
 	}
 	if service <= 0 {
@@ -93,8 +98,30 @@ func (q *Queue) sourceKeeps() int {
 		// next it takes, never across a wait).
 		return 2
 	}
+	if waits >= 2*service {
+		// Idle two thirds of the time or more: what came together now
+		// is a burst in a light load, which one worker serves in
+		// keepHold for less than waking another costs.
+		return 1 + int(min(keepMax-1, keepHold/service))
+	}
 	return 1 + handBehind(service)
 }
+
+// keepHold bounds what a worker mostly idle on its source keeps of what
+// one wait read, by its queries' recent time, and keepMax how many. At a
+// light load queries arrive a few at a time, and now and then more at
+// once than a hand: a client's timer late, a burst. A worker woken for
+// them cost more CPU than the wait it spared them: on two CPUs at 20,000
+// q/s the attendant woke one 630 times a second for what came past its
+// hand, each a futex wake, a thread that spun and slept in runqgrab and
+// stole the worker from the P that readied it, and a futex sleep after
+// (bench/README.md). Where the worker is busy a third of the time or
+// more, a hand's worth is kept, so that a burst under a heavier load still
+// wakes the others.
+const (
+	keepHold = 4 * handHold
+	keepMax  = 32
+)
 
 // waitOnSource waits on the worker's source, or the one it stands in for,
 // where it would park, and reports whether it did. Called with q.mu held,

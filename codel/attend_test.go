@@ -349,3 +349,43 @@ func TestAWorkerFeedsNotAfterALongWait(t *testing.T) {
 		}
 	}
 }
+
+// TestASparseAttendantKeepsABurst: an attendant whose waits on its source
+// last twice as long as a query takes it, or longer, keeps of a burst
+// that came together as many as it serves in keepHold (at most keepMax),
+// and wakes parked workers only for the rest. One whose waits are short
+// keeps a hand's worth.
+func TestASparseAttendantKeepsABurst(t *testing.T) {
+	clock := newFake(1)
+	_, src := attendedQueue(t, Config{Workers: 2, Clock: clock.now}, 0)
+	log := newEvents()
+	n := 0
+	batch := func(size int, wait int64) int {
+		t.Helper()
+		clock.set(clock.now() + wait) // while the attendant waits
+		var b []Arrived
+		for range size {
+			n++
+			b = append(b, Arrived{&task{name: fmt.Sprint(n), log: log, clock: clock, advance: 10 * int64(time.Microsecond)}, clock.now()})
+		}
+		before := len(log.ran())
+		src.batches <- b
+		parked := <-src.parked
+		waitFor(t, "the burst to be served", func() bool { return len(log.ran()) == before+size })
+		<-src.waits
+		return parked
+	}
+	batch(2, 0) // the second times the first: 10 µs a query
+	if parked := batch(20, 0); parked != 0 {
+		t.Fatalf("after short waits a burst of 20 left %d of 2 workers parked, want none: it keeps a hand's worth", parked)
+	}
+	batch(1, ms) // a wait of 1 ms: 125 µs lately, past twice 10 µs
+	for _, c := range []struct{ size, parked int }{
+		{20, 2},          // 400 µs at 10 µs a query: all 20
+		{keepMax + 1, 1}, // keepMax, and one woken for the last
+	} {
+		if parked := batch(c.size, ms); parked != c.parked {
+			t.Fatalf("after long waits a burst of %d left %d of 2 workers parked, want %d", c.size, parked, c.parked)
+		}
+	}
+}

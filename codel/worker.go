@@ -62,6 +62,7 @@ type worker struct {
 	waitingOn Source
 	nudged    bool
 	waited    bool         // its last wait on its source lasted past handHold: no feed before the next one (serve)
+	waits     int64        // how long its waits on its source lasted lately, an eighth of the way to each (sourceKeeps); guarded by q.mu
 	attendant bool         // started by Attend
 	inTask    atomic.Int64 // when the query it runs was taken (queue clock), 0 between queries
 	dropped   []drop
@@ -197,6 +198,7 @@ func (w *worker) take(fed bool) (entry, int64, bool) {
 			// reads that first (serve).
 			w.fed = q.cfg.Clock()
 			w.waited = w.fed-now >= handHold
+			w.waits += (w.fed - now - w.waits) / 8
 			continue
 		}
 		q.idle = append(q.idle, w)
