@@ -136,24 +136,12 @@ func TestAnAttendantKeepsWhatItServesInAHandHold(t *testing.T) {
 	clock := newFake(1)
 	_, src := attendedQueue(t, Config{Workers: 2, Clock: clock.now}, 0)
 	log := newEvents()
-	batch := func(n int) int {
-		var b []Arrived
-		for i := range n {
-			b = append(b, Arrived{&task{name: string(rune('a' + i)), log: log, clock: clock, advance: 10 * int64(time.Microsecond)}, clock.now()})
-		}
-		before := len(log.ran())
-		src.batches <- b
-		parked := <-src.parked
-		waitFor(t, "the batch to be served", func() bool { return len(log.ran()) == before+n })
-		<-src.waits
-		return parked
-	}
 	for _, c := range []struct{ n, parked int }{
 		{2, 2},       // not timed yet: it keeps two, and times the first by the second
 		{handMax, 2}, // 10 µs a query: it serves ten in handHold, keeps handMax
 		{handMax + 1, 1},
 	} {
-		if parked := batch(c.n); parked != c.parked {
+		if parked := burst(t, src, clock, log, c.n, 0); parked != c.parked {
 			t.Fatalf("a batch of %d left %d of 2 workers parked, want %d", c.n, parked, c.parked)
 		}
 	}
@@ -353,39 +341,43 @@ func TestAWorkerFeedsNotAfterALongWait(t *testing.T) {
 // TestASparseAttendantKeepsABurst: an attendant whose waits on its source
 // last twice as long as a query takes it, or longer, keeps of a burst
 // that came together as many as it serves in keepHold (at most keepMax),
-// and wakes parked workers only for the rest. One whose waits are short
-// keeps a hand's worth.
+// and wakes parked workers only for the rest. (One whose waits are short
+// keeps a hand's worth: TestAnAttendantKeepsWhatItServesInAHandHold.)
 func TestASparseAttendantKeepsABurst(t *testing.T) {
 	clock := newFake(1)
 	_, src := attendedQueue(t, Config{Workers: 2, Clock: clock.now}, 0)
 	log := newEvents()
-	n := 0
 	batch := func(size int, wait int64) int {
 		t.Helper()
-		clock.set(clock.now() + wait) // while the attendant waits
-		var b []Arrived
-		for range size {
-			n++
-			b = append(b, Arrived{&task{name: fmt.Sprint(n), log: log, clock: clock, advance: 10 * int64(time.Microsecond)}, clock.now()})
-		}
-		before := len(log.ran())
-		src.batches <- b
-		parked := <-src.parked
-		waitFor(t, "the burst to be served", func() bool { return len(log.ran()) == before+size })
-		<-src.waits
-		return parked
+		return burst(t, src, clock, log, size, wait)
 	}
-	batch(2, 0) // the second times the first: 10 µs a query
-	if parked := batch(20, 0); parked != 0 {
-		t.Fatalf("after short waits a burst of 20 left %d of 2 workers parked, want none: it keeps a hand's worth", parked)
-	}
-	batch(1, ms) // a wait of 1 ms: 125 µs lately, past twice 10 µs
+	batch(2, 0)     // the second times the first: 10 µs a query
+	batch(1, 10*ms) // its waits 1.25 ms lately, past twice 10 µs
 	for _, c := range []struct{ size, parked int }{
 		{20, 2},          // 400 µs at 10 µs a query: all 20
 		{keepMax + 1, 1}, // keepMax, and one woken for the last
 	} {
-		if parked := batch(c.size, ms); parked != c.parked {
+		if parked := batch(c.size, 10*ms); parked != c.parked {
 			t.Fatalf("after long waits a burst of %d left %d of 2 workers parked, want %d", c.size, parked, c.parked)
 		}
 	}
+}
+
+// burst gives src's attendant, once the clock has moved by wait while it
+// waits, size tasks of 10 µs together, and returns how many workers were
+// still parked once they were queued; it returns when they are served
+// and the attendant waits again.
+func burst(t *testing.T, src *fakeSource, clock *fakeClock, log *events, size int, wait int64) int {
+	t.Helper()
+	clock.set(clock.now() + wait)
+	before := len(log.ran())
+	var b []Arrived
+	for i := range size {
+		b = append(b, Arrived{&task{name: fmt.Sprint(before + i), log: log, clock: clock, advance: 10 * int64(time.Microsecond)}, clock.now()})
+	}
+	src.batches <- b
+	parked := <-src.parked
+	waitFor(t, "the batch to be served", func() bool { return len(log.ran()) == before+size })
+	<-src.waits
+	return parked
 }
