@@ -102,7 +102,7 @@ func (q *Queue) sourceKeeps() int {
 		// Idle two thirds of the time or more: what came together now
 		// is a burst in a light load, which one worker serves in
 		// keepHold for less than waking another costs.
-		return 1 + int(min(keepMax-1, keepHold/service))
+		return 1 + servedIn(keepHold, keepMax-1, service)
 	}
 	return 1 + handBehind(service)
 }

@@ -103,8 +103,12 @@ func (w *worker) handSize() int {
 // handBehind is how many queries may wait behind one in a hand, for a
 // worker whose queries lately took service (> 0): as many as it serves in
 // handHold, handMax-1 at most.
-func handBehind(service int64) int {
-	return int(min(int64(handMax-1), handHold/service))
+func handBehind(service int64) int { return servedIn(handHold, handMax-1, service) }
+
+// servedIn is how many queries a worker whose queries lately took service
+// (> 0) serves in hold, most at most.
+func servedIn(hold int64, most int, service int64) int {
+	return int(min(int64(most), hold/service))
 }
 
 // timeService counts the time since the worker last took a query, at now:

@@ -197,8 +197,9 @@ func (w *worker) take(fed bool) (entry, int64, bool) {
 			// while it serves what it read is little, and its next wait
 			// reads that first (serve).
 			w.fed = q.cfg.Clock()
-			w.waited = w.fed-now >= handHold
-			w.waits += (w.fed - now - w.waits) / 8
+			waited := w.fed - now
+			w.waited = waited >= handHold
+			w.waits += (waited - w.waits) / 8
 			continue
 		}
 		q.idle = append(q.idle, w)
