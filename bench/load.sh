@@ -35,6 +35,9 @@
 #
 # BASE names a commit: "base" is then the full chain built from it, so that
 # a change is measured against what came before it in the same run.
+# BUILT=1 builds nothing: ./coredns, bench/out/coredns-stock, bench/out/bin,
+# bench/out/db.bench and bench/out/queries.txt are used as they are (made on
+# another machine, for one without Go: bench/device-scaling.sh).
 #
 # Prints the table and writes it to bench/out/results.tsv (every run) and
 # bench/out/table.txt; with gnuplot, the plot bench/out/load.png.
@@ -70,17 +73,19 @@ out=bench/out
 mkdir -p "$out"
 
 for tool in dnsperf taskset; do command -v $tool >/dev/null || { echo "need $tool (make bench installs dnsperf)"; exit 1; }; done
-go build -o coredns ./cmd/coredns
-go build -o "$out/coredns-stock" github.com/coredns/coredns
-if [ -n "${BASE:-}" ]; then
-	rm -rf "$out/base-src"
-	git worktree add -f --detach "$out/base-src" "$BASE" >/dev/null
-	(cd "$out/base-src" && go build -o ../coredns-base ./cmd/coredns)
-	git worktree remove -f "$out/base-src"
+if [ -z "${BUILT:-}" ]; then
+	go build -o coredns ./cmd/coredns
+	go build -o "$out/coredns-stock" github.com/coredns/coredns
+	if [ -n "${BASE:-}" ]; then
+		rm -rf "$out/base-src"
+		git worktree add -f --detach "$out/base-src" "$BASE" >/dev/null
+		(cd "$out/base-src" && go build -o ../coredns-base ./cmd/coredns)
+		git worktree remove -f "$out/base-src"
+	fi
+	go build -o "$out/bin/floor" ./bench/floor
+	go build -o "$out/bin/loadgen" ./bench/loadgen
+	go run ./bench/genzone -hosts "$HOSTS" -zone "$out/db.bench" -queries "$out/queries.txt"
 fi
-go build -o "$out/bin/floor" ./bench/floor
-go build -o "$out/bin/loadgen" ./bench/loadgen
-go run ./bench/genzone -hosts "$HOSTS" -zone "$out/db.bench" -queries "$out/queries.txt"
 queries=$out/queries.txt
 if [ -n "$NAMES" ]; then # the first NAMES queries of the mix, over and over
 	queries=$out/queries-$NAMES.txt

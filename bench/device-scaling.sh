@@ -1,0 +1,105 @@
+#!/usr/bin/env bash
+# The scaling series (issue 7) on a machine that has the cores for it but
+# neither Go, Knot DNS nor dnsperf, and no network to fetch them: the
+# device machine lent to some sessions (16 CPUs).
+#
+#   bash bench/device-scaling.sh pack   # here: fills .dev/ (ignored)
+#   bash bench/device-scaling.sh run    # there, with .dev carried: writes $OUT
+#
+# pack builds ontime, the load tool and the chain's benchmark binary without
+# cgo (static), generates the bench zone and its query mix, and copies
+# knotd, dnsperf, bc, pgrep, taskset and getconf with every shared library they load
+# and this machine's dynamic loader, each run through that loader by a
+# wrapper in .dev/bin: they need nothing of the other machine's system.
+# The scripts' readiness check (dig) is a few lines of Python there, since
+# dig's libraries (ICU among them) are larger than what may travel.
+#
+# run puts those on PATH and runs bench/load.sh with BUILT=1 for ontime's
+# full chain and Knot DNS at 1, 2, 4, 8 and 16 cores, rounds interleaved
+# (CORES, ROUNDS and SECONDS_PER_RUN override), then BenchmarkChainParallel
+# and BenchmarkQueuedChain at -cpu 1,2,4,8,16: the chain in process, where
+# no load tool shares the CPUs. Bounded like load.sh: every run stops by
+# itself and every server it starts is killed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+dev=.dev
+
+pack() {
+	rm -rf "$dev"
+	mkdir -p "$dev/bin" "$dev/real" "$dev/lib" "$dev/out/bin"
+	# Stripped and compressed: what travels is 64 MiB at most.
+	CGO_ENABLED=0 go build -ldflags '-s -w' -o "$dev/out/coredns" ./cmd/coredns
+	CGO_ENABLED=0 go build -ldflags '-s -w' -o "$dev/out/bin/loadgen" ./bench/loadgen
+	CGO_ENABLED=0 go build -ldflags '-s -w' -o "$dev/out/bin/floor" ./bench/floor
+	CGO_ENABLED=0 go test -ldflags '-s -w' -c -o "$dev/out/codel.test" ./plugin/codel
+	go run ./bench/genzone -hosts "${HOSTS:-50000}" -zone "$dev/out/db.bench" -queries "$dev/out/queries.txt"
+	xz -T0 -6 "$dev/out/coredns" "$dev/out/codel.test" "$dev/out/db.bench" "$dev/out/queries.txt"
+	local loader=/lib64/ld-linux-x86-64.so.2 tool path
+	cp -L "$loader" "$dev/lib/"
+	for tool in knotd dnsperf bc pgrep taskset getconf; do
+		path=$(command -v "$tool") || { echo "need $tool here (make bench-deps)"; exit 1; }
+		cp -L "$path" "$dev/real/$tool"
+		ldd "$path" | awk '$3 ~ /^\// {print $3}' | xargs -r cp -Ln -t "$dev/lib/"
+		cat > "$dev/bin/$tool" <<EOW
+#!/bin/sh
+# $tool from the machine that packed it, on that machine's libraries.
+d=\$(dirname "\$(readlink -f "\$0")")/..
+exec "\$d/lib/ld-linux-x86-64.so.2" --library-path "\$d/lib" "\$d/real/$tool" "\$@"
+EOW
+		chmod +x "$dev/bin/$tool"
+	done
+	cat > "$dev/bin/dig" <<'EOW'
+#!/usr/bin/env python3
+# What lib.sh's answering asks of dig: does @HOST -p PORT answer NAME TYPE?
+# Exit 0 on an answer with rcode NOERROR, 1 otherwise.
+import random, socket, struct, sys
+host, port, names = "127.0.0.1", 53, []
+args = iter(sys.argv[1:])
+for a in args:
+    if a.startswith("@"): host = a[1:]
+    elif a == "-p": port = int(next(args))
+    elif not a.startswith("+"): names.append(a)
+name, qtype = names[0], {"SOA": 6, "A": 1}[names[1] if len(names) > 1 else "A"]
+qid = random.randrange(65536)
+q = struct.pack(">HHHHHH", qid, 0, 1, 0, 0, 0)
+q += b"".join(bytes([len(l)]) + l.encode() for l in name.strip(".").split(".")) + b"\0"
+q += struct.pack(">HH", qtype, 1)
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.settimeout(1)
+try:
+    s.sendto(q, (host, port))
+    r = s.recv(4096)
+except OSError:
+    sys.exit(1)
+sys.exit(0 if len(r) >= 12 and struct.unpack(">H", r[:2])[0] == qid and r[3] & 15 == 0 else 1)
+EOW
+	chmod +x "$dev/bin/dig"
+	du -sh "$dev"
+}
+
+run() {
+	[ -d "$dev/bin" ] || { echo "no $dev: pack it first, and carry it"; exit 1; }
+	export PATH=$PWD/$dev/bin:$PATH
+	local out=${OUT:-bench/out/device}
+	mkdir -p "$out" bench/out/bin
+	{ nproc; lscpu 2>/dev/null || true; uname -a; } > "$out/machine.txt"
+	unxz() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$@"; }
+	unxz "$dev/out/coredns.xz" coredns && chmod +x coredns
+	unxz "$dev/out/codel.test.xz" bench/out/codel.test && chmod +x bench/out/codel.test
+	unxz "$dev/out/db.bench.xz" bench/out/db.bench
+	unxz "$dev/out/queries.txt.xz" bench/out/queries.txt
+	cp "$dev/out/bin/"* bench/out/bin/
+	knotd --version | head -1
+	dnsperf -h 2>&1 | head -1 || true
+	BUILT=1 SERVERS="${SERVERS:-full knot}" CORES="${CORES:-1 2 4 8 16}" ROUNDS="${ROUNDS:-2}" \
+		SECONDS_PER_RUN="${SECONDS_PER_RUN:-8}" bash bench/load.sh 2>&1 | tee "$out/load.txt"
+	cp bench/out/results.tsv "$out/scaling-results.tsv"
+	(cd plugin/codel && ../../bench/out/codel.test -test.run XXX -test.bench 'ChainParallel/full$|QueuedChain' \
+		-test.benchmem -test.cpu "${BENCH_CPUS:-1,2,4,8,16}") 2>&1 | tee "$out/chain-bench.txt"
+}
+
+case "${1:-}" in
+pack) pack ;;
+run) run ;;
+*) echo "usage: $0 pack|run"; exit 2 ;;
+esac
