@@ -4,15 +4,17 @@
 # device machine lent to some sessions (16 CPUs).
 #
 #   bash bench/device-scaling.sh pack   # here: fills .dev/ (ignored)
+#   BASE=HEAD~1 bash bench/device-scaling.sh pack   # and "base", built from that commit
 #   bash bench/device-scaling.sh run    # there, with .dev carried: writes $OUT
 #
 # pack builds ontime, the load tool and the chain's benchmark binary without
 # cgo (static), generates the bench zone and its query mix, and copies
-# knotd, dnsperf, bc, pgrep, taskset and getconf with every shared library they load
-# and this machine's dynamic loader, each run through that loader by a
-# wrapper in .dev/bin: they need nothing of the other machine's system.
-# The scripts' readiness check (dig) is a few lines of Python there, since
-# dig's libraries (ICU among them) are larger than what may travel.
+# knotd, dnsperf, bc, pgrep, taskset and getconf with every shared library
+# they load and this machine's dynamic loader, each run through that loader
+# by a wrapper in .dev/bin: they need nothing of the other machine's
+# system. All of it is compressed: what travels is 64 MiB at most. The
+# scripts' readiness check (dig) is a few lines of Python there, since
+# dig's libraries (ICU among them) are larger than that.
 #
 # run puts those on PATH and runs bench/load.sh with BUILT=1 for ontime's
 # full chain and Knot DNS at 1, 2, 4, 8 and 16 cores, rounds interleaved
@@ -27,13 +29,18 @@ dev=.dev
 pack() {
 	rm -rf "$dev"
 	mkdir -p "$dev/bin" "$dev/real" "$dev/lib" "$dev/out/bin"
-	# Stripped and compressed: what travels is 64 MiB at most.
 	CGO_ENABLED=0 go build -ldflags '-s -w' -o "$dev/out/coredns" ./cmd/coredns
 	CGO_ENABLED=0 go build -ldflags '-s -w' -o "$dev/out/bin/loadgen" ./bench/loadgen
-	CGO_ENABLED=0 go build -ldflags '-s -w' -o "$dev/out/bin/floor" ./bench/floor
 	CGO_ENABLED=0 go test -ldflags '-s -w' -c -o "$dev/out/codel.test" ./plugin/codel
 	go run ./bench/genzone -hosts "${HOSTS:-50000}" -zone "$dev/out/db.bench" -queries "$dev/out/queries.txt"
-	xz -T0 -6 "$dev/out/coredns" "$dev/out/codel.test" "$dev/out/db.bench" "$dev/out/queries.txt"
+	if [ -n "${BASE:-}" ]; then # load.sh's base: the full chain before a change
+		rm -rf "$dev/base-src"
+		git worktree add -f --detach "$dev/base-src" "$BASE" >/dev/null
+		(cd "$dev/base-src" && CGO_ENABLED=0 go build -ldflags '-s -w' -o ../out/coredns-base ./cmd/coredns)
+		git worktree remove -f "$dev/base-src"
+		xz -T0 -6 "$dev/out/coredns-base"
+	fi
+	xz -T0 -6 "$dev/out/coredns" "$dev/out/codel.test" "$dev/out/db.bench" "$dev/out/queries.txt" "$dev/out/bin/loadgen"
 	local loader=/lib64/ld-linux-x86-64.so.2 tool path
 	cp -L "$loader" "$dev/lib/"
 	for tool in knotd dnsperf bc pgrep taskset getconf; do
@@ -74,26 +81,32 @@ except OSError:
 sys.exit(0 if len(r) >= 12 and struct.unpack(">H", r[:2])[0] == qid and r[3] & 15 == 0 else 1)
 EOW
 	chmod +x "$dev/bin/dig"
+	tar -C "$dev" -cJf "$dev/lib.tar.xz" lib real && rm -rf "$dev/lib" "$dev/real"
 	du -sh "$dev"
 }
 
 run() {
 	[ -d "$dev/bin" ] || { echo "no $dev: pack it first, and carry it"; exit 1; }
+	[ -d "$dev/lib" ] || tar -C "$dev" -xJf "$dev/lib.tar.xz"
 	export PATH=$PWD/$dev/bin:$PATH
 	local out=${OUT:-bench/out/device}
 	mkdir -p "$out" bench/out/bin
 	{ nproc; lscpu 2>/dev/null || true; uname -a; } > "$out/machine.txt"
 	unxz() { python3 -c 'import lzma, shutil, sys; shutil.copyfileobj(lzma.open(sys.argv[1]), open(sys.argv[2], "wb"))' "$@"; }
 	unxz "$dev/out/coredns.xz" coredns && chmod +x coredns
+	if [ -f "$dev/out/coredns-base.xz" ]; then
+		unxz "$dev/out/coredns-base.xz" bench/out/coredns-base && chmod +x bench/out/coredns-base
+	fi
 	unxz "$dev/out/codel.test.xz" bench/out/codel.test && chmod +x bench/out/codel.test
 	unxz "$dev/out/db.bench.xz" bench/out/db.bench
 	unxz "$dev/out/queries.txt.xz" bench/out/queries.txt
-	cp "$dev/out/bin/"* bench/out/bin/
+	unxz "$dev/out/bin/loadgen.xz" bench/out/bin/loadgen && chmod +x bench/out/bin/loadgen
 	knotd --version | head -1
 	dnsperf -h 2>&1 | head -1 || true
 	BUILT=1 SERVERS="${SERVERS:-full knot}" CORES="${CORES:-1 2 4 8 16}" ROUNDS="${ROUNDS:-2}" \
 		SECONDS_PER_RUN="${SECONDS_PER_RUN:-8}" bash bench/load.sh 2>&1 | tee "$out/load.txt"
 	cp bench/out/results.tsv "$out/scaling-results.tsv"
+	[ -n "${BENCH_CPUS-x}" ] || return 0 # BENCH_CPUS= : no chain benchmarks
 	(cd plugin/codel && ../../bench/out/codel.test -test.run XXX -test.bench 'ChainParallel/full$|QueuedChain' \
 		-test.benchmem -test.cpu "${BENCH_CPUS:-1,2,4,8,16}") 2>&1 | tee "$out/chain-bench.txt"
 }

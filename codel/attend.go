@@ -51,7 +51,8 @@ func (q *Queue) Attend(s Source) {
 		q.mu.Unlock()
 		return
 	}
-	w := &worker{q: q, wake: make(chan struct{}, 1), emptied: true, attendant: true, attend: s}
+	w := &worker{q: q, wake: make(chan struct{}, 1), emptied: true, attendant: true, attend: s, feeds: q.started}
+	q.started++
 	if q.cfg.Local != nil {
 		w.local = q.cfg.Local()
 	}

@@ -314,7 +314,7 @@ func TestCloseInterruptsTheWaits(t *testing.T) {
 func TestAWorkerFeedsNotAfterALongWait(t *testing.T) {
 	clock := newFake(1)
 	var feeds atomic.Int64
-	_, src := attendedQueue(t, Config{Workers: 1, Clock: clock.now, Feed: func() { feeds.Add(1) }}, 0)
+	_, src := attendedQueue(t, Config{Workers: 1, Clock: clock.now, Feed: func(int) { feeds.Add(1) }}, 0)
 	log := newEvents()
 	for i, c := range []struct {
 		wait  int64

@@ -26,7 +26,7 @@ func TestFeedWhenEmptiedOrDue(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			clock := newFake(1_000_000)
 			var feeds atomic.Int64
-			q := New(Config{Workers: 1, FIFO: true, Clock: clock.now, Feed: func() { feeds.Add(1) }})
+			q := New(Config{Workers: 1, FIFO: true, Clock: clock.now, Feed: func(int) { feeds.Add(1) }})
 			// Computing tasks: the worker may take them in a hand, and
 			// feeds on time all the same.
 			defer q.Close()
@@ -52,7 +52,7 @@ func TestOneFeedBeforeParking(t *testing.T) {
 	var mu sync.Mutex
 	var flushes [][]string
 	var feeds atomic.Int64
-	q := New(Config{Workers: 1, Feed: func() { feeds.Add(1) }, Local: func() Local { return &held{mu: &mu, flushes: &flushes} }})
+	q := New(Config{Workers: 1, Feed: func(int) { feeds.Add(1) }, Local: func() Local { return &held{mu: &mu, flushes: &flushes} }})
 	defer q.Close()
 	parked := func() bool {
 		q.mu.Lock()
@@ -73,6 +73,45 @@ func TestOneFeedBeforeParking(t *testing.T) {
 		waitFor(t, "the worker to park again", parked)
 		if n := feeds.Load(); n != int64(i+2) {
 			t.Fatalf("%d feeds after %d tasks, each run by an idle worker; want %d", n, i+1, i+2)
+		}
+	}
+}
+
+// TestFeedTurns: each worker's feeds count its turns, one more each time,
+// from a number of its own, so that a caller with several sockets reads
+// them in turn and the workers start on different ones.
+func TestFeedTurns(t *testing.T) {
+	var mu sync.Mutex
+	turns := map[int]bool{}
+	q := New(Config{Workers: 3, Feed: func(turn int) {
+		mu.Lock()
+		turns[turn] = true
+		mu.Unlock()
+	}})
+	defer q.Close()
+	waitFor(t, "the workers to park", func() bool {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		return len(q.idle) == 3
+	})
+	mu.Lock()
+	if len(turns) != 3 {
+		t.Fatalf("the three workers' first feeds had turns %v, want three different ones", turns)
+	}
+	mu.Unlock()
+	for i := range 20 {
+		q.Submit(&task{name: fmt.Sprint(i), log: newEvents()}, Now())
+	}
+	waitFor(t, "a worker to feed on its next turn", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(turns) > 3
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for turn := range turns {
+		if turn > 0 && !turns[turn-1] {
+			t.Errorf("turn %d, but no turn %d: each worker's turns go up one at a time from 0, 1 and 2 (turns %v)", turn, turn-1, turns)
 		}
 	}
 }

@@ -65,8 +65,11 @@ type Config struct {
 	FIFO       bool          // always serve the oldest first (default: newest first under sustained congestion)
 	// Feed, if set, is called by each worker before it takes its next
 	// query, outside the lock: a way for the caller to queue, without
-	// waiting, what has arrived meanwhile (packets on a socket).
-	Feed func()
+	// waiting, what has arrived meanwhile (packets on a socket). turn
+	// counts the worker's feeds, from a number of its own: a caller with
+	// several sources reads one a call, in turn, the workers spread over
+	// them, with no counter that every worker writes.
+	Feed func(turn int)
 	// Local, if set, makes each worker's own state (see Local), handed
 	// to the LocalTasks it runs.
 	Local func() Local
@@ -141,6 +144,7 @@ type Queue struct {
 	// the last measure, and in the one before it (cpuUsed).
 	idleNow, idleBefore bool
 	attendants          int // running workers started by Attend
+	started             int // workers started so far, attendants too: each feeds from its place (Config.Feed)
 	stall               *time.Timer
 	stalled             bool // no worker may be added and none made progress
 	closed              bool

@@ -41,6 +41,7 @@ type worker struct {
 	// far less than CoDel's target.
 	emptied   bool
 	took, fed int64 // when it last took a query, and last fed (queue clock)
+	feeds     int   // its feeds so far, from its place among the workers started (Config.Feed's turn)
 	// hand holds queries taken off the queue with the last one, under the
 	// same taking of the lock, to be served next (hand.go); served is
 	// how many of them were.
@@ -71,7 +72,8 @@ type worker struct {
 
 // startWorker is called with q.mu held.
 func (q *Queue) startWorker(extra bool) {
-	w := &worker{q: q, wake: make(chan struct{}, 1), extra: extra, emptied: true}
+	w := &worker{q: q, wake: make(chan struct{}, 1), extra: extra, emptied: true, feeds: q.started}
+	q.started++
 	if q.cfg.Local != nil {
 		w.local = q.cfg.Local()
 	}
@@ -95,7 +97,7 @@ func (w *worker) serve() {
 		fed := false
 		emptied := w.emptied && w.served == len(w.hand)
 		if feed != nil && (emptied && !w.waited || w.took-w.fed >= feedEvery) {
-			feed()
+			w.feed(feed)
 			w.fed, fed = w.took, true
 		} else if emptied && w.waited {
 			// It served what its wait on its source read; what arrived
@@ -125,6 +127,12 @@ func (w *worker) serve() {
 
 // feedEvery is how often a worker feeds while queries stay queued.
 const feedEvery = int64(200 * time.Microsecond)
+
+// feed calls Config.Feed with the worker's turn.
+func (w *worker) feed(feed func(turn int)) {
+	feed(w.feeds)
+	w.feeds++
+}
 
 // run runs t; a panic is counted and the worker goes on.
 func (w *worker) run(t Task, taken int64) {
@@ -180,7 +188,7 @@ func (w *worker) take(fed bool) (entry, int64, bool) {
 			q.mu.Unlock()
 			w.local.Flush()
 			if feed := q.cfg.Feed; feed != nil && !fed {
-				feed()
+				w.feed(feed)
 			}
 			q.mu.Lock()
 			continue

@@ -103,7 +103,7 @@ func (in *inbox) take(i int) (buf *[]byte, size int, from netip.AddrPort, oob []
 // (alias sends a lookup away and answers later): mu keeps the two apart.
 type outbox struct {
 	mu    sync.Mutex
-	r     *reader // whose socket the held answers go out of
+	r     *reader // whose socket the held answers go out of (add)
 	n     int
 	first int64 // when the first held answer was added (codel's clock)
 	bufs  [batch][]byte
@@ -119,13 +119,19 @@ type outbox struct {
 }
 
 // add holds a copy of b, an answer to to from src (on a wildcard socket),
-// and sends what is held when the batch is full or goes to another socket.
-// Called with mu held.
+// and sends what is held when the batch is full or goes to another
+// address. Answers to queries read by readers of one address go out
+// together, through the socket of the first held: each socket is bound to
+// that address and port, so which one sends is nothing a client sees, and
+// a worker serving queries from several keeps its batch. Called with mu
+// held.
 func (o *outbox) add(r *reader, b []byte, to netip.AddrPort, src net.IP) {
-	if o.n == batch || (o.r != nil && o.r != r) {
+	if o.n == batch || (o.r != nil && o.r.first != r.first) {
 		o.send()
 	}
-	o.r = r
+	if o.r == nil {
+		o.r = r
+	}
 	i := o.n
 	if i == 0 {
 		o.first = r.c.now()

@@ -64,7 +64,7 @@ func BenchmarkQueuedChain(b *testing.B) {
 	b.ResetTimer()
 	// Workers: GOMAXPROCS, and any the queue adds (it takes a worker
 	// preempted inside a query for long for a blocked one).
-	q := codel.New(codel.Config{Feed: feed, Local: func() codel.Local {
+	q := codel.New(codel.Config{Feed: func(int) { feed() }, Local: func() codel.Local {
 		l := new(queuedLocal)
 		mu.Lock()
 		locals = append(locals, l)

@@ -41,8 +41,13 @@ type reader struct {
 	feedRaw syscall.RawConn // a second descriptor: run waits holding conn's read lock
 	feedCon *net.UDPConn
 	undo    func() // gives CoreDNS's socket back (socket_linux.go), if the reader took it
-	forget  func() // the reader's own socket is closed
-	local   net.Addr
+	// first is the first reader opened on the address, itself for that
+	// one: the others read sockets of codel's own beside it (Codel.attach),
+	// bound to the same address and port, so an answer to a query read by
+	// any of them may go out of any (outbox.add).
+	first  *reader
+	forget func() // the reader's own socket is closed
+	local  net.Addr
 	// wildcard: the socket is bound to every address, so each answer must
 	// go out from the address its query came to (IP_PKTINFO, which
 	// miekg/dns turns on for the socket).
@@ -80,9 +85,11 @@ const packetSize = 4096
 // those of queued queries too long for a small one (packetbuf.go).
 var packets = sync.Pool{New: func() any { b := make([]byte, packetSize); return &b }}
 
-// newReader starts reading the socket of s, bound to addr.
-func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, error) {
-	conn, feedCon, undo, forget, err := openSockets(addr)
+// newReader starts reading the socket of s, bound to addr: CoreDNS's, or
+// one of codel's own; with first (a reader opened on addr before), one of
+// codel's own beside that reader's, or an error.
+func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort, first *reader) (*reader, error) {
+	conn, feedCon, undo, forget, err := openSockets(addr, first == nil)
 	if err != nil {
 		return nil, err
 	}
@@ -92,7 +99,10 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort) (*reader, err
 		if feedRaw, err = feedCon.SyscallConn(); err == nil {
 			r := &reader{c: c, server: s, conn: conn, raw: raw, feedCon: feedCon, feedRaw: feedRaw, undo: undo, forget: forget,
 				local: conn.LocalAddr(), wildcard: addr.Addr().IsUnspecified(), inet6: addr.Addr().Is6(),
-				done: make(chan struct{})}
+				first: first, done: make(chan struct{})}
+			if first == nil {
+				r.first = r
+			}
 			var why string
 			if r.recycle, why = recyclable(s); !r.recycle {
 				log.Infof("%s: each query allocates its packet and messages: %s", s.Addr, why)

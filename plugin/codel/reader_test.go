@@ -184,3 +184,50 @@ func TestAFeedReadsWhileReadsComeBackFull(t *testing.T) {
 		t.Fatalf("one feed queued %d of %d queries in the socket", n, queries)
 	}
 }
+
+// TestSocketsSpreadTheClients: with sockets 3, codel reads three sockets
+// of its own on the server's address, and the kernel spreads clients over
+// them by their ports: 60 clients, each from a port of its own, are
+// answered, from the server's address and port (a connected client takes
+// nothing else), and more than one socket read them.
+func TestSocketsSpreadTheClients(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the reader runs on Linux")
+	}
+	r := startServer(t, " codel {\n  sockets 3\n }\n", "", "$ORIGIN example.org.\n@ 3600 IN SOA ns. host. 1 7200 3600 1209600 3600\n@ 3600 IN NS ns.\nwww 3600 IN A 192.0.2.1\n", "example.org.")
+	if r.undo == nil {
+		t.Skip("codel shares CoreDNS's socket here")
+	}
+	var group []*reader
+	inodes := map[string]bool{}
+	for _, o := range *r.c.readers.Load() {
+		if o.first == r {
+			group = append(group, o)
+			ino, err := inodeOf(o.conn)
+			if err != nil {
+				t.Fatal(err)
+			}
+			inodes[ino] = true
+		}
+	}
+	if len(group) != 3 || len(inodes) != 3 {
+		t.Fatalf("%d readers on %s, on %d sockets; want 3 of each", len(group), r.server.Addr, len(inodes))
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	for i := range 60 {
+		in, err := dns.Exchange(m, r.local.String()) // a socket, and a port, of its own each time
+		if err != nil || in.Rcode != dns.RcodeSuccess || len(in.Answer) != 1 {
+			t.Fatalf("query %d: answer %v, %v", i, in, err)
+		}
+	}
+	read := 0
+	for _, o := range group {
+		if o.reads.Load() > 0 {
+			read++
+		}
+	}
+	if read < 2 {
+		t.Errorf("%d of the 3 sockets read the 60 clients' queries, want them spread", read)
+	}
+}

@@ -4,6 +4,7 @@
 package codel
 
 import (
+	"runtime"
 	"strconv"
 	"time"
 
@@ -31,7 +32,7 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error(pluginName, err)
 	}
 	config := dnsserver.GetConfig(c)
-	h := &Codel{drop: opts.drop, socket: opts.socket, server: serverlabel.Of(config)}
+	h := &Codel{drop: opts.drop, socket: opts.socket, sockets: opts.sockets, server: serverlabel.Of(config)}
 	cfg.Feed = h.feed
 	if opts.socket {
 		cfg.Local = func() codel.Local { return new(outbox) }
@@ -83,6 +84,7 @@ const dropSilent = -1
 type options struct {
 	drop         int  // rcode for dropped queries, or dropSilent
 	socket       bool // read the UDP socket (default on)
+	sockets      int  // sockets of codel's own on each UDP address (default GOMAXPROCS)
 	tcpPerClient int  // open TCP connections per client (an IPv4 address, an IPv6 /64); 0: no limit per client
 	tcpConns     int  // open TCP connections in all; 0: no limit at all
 }
@@ -110,6 +112,7 @@ const (
 //	    drop silent|refused|servfail
 //	    fifo
 //	    socket on|off
+//	    sockets N
 //	    tcp_per_client N
 //	    tcp_conns N
 //	}
@@ -117,7 +120,7 @@ const (
 // where every setting, and the block, may be left out.
 func parse(c *caddy.Controller) (codel.Config, options, error) {
 	var cfg codel.Config
-	opts := options{drop: dropSilent, socket: true, tcpPerClient: defaultTCPPerClient, tcpConns: defaultTCPConns}
+	opts := options{drop: dropSilent, socket: true, sockets: runtime.GOMAXPROCS(0), tcpPerClient: defaultTCPPerClient, tcpConns: defaultTCPConns}
 	i := 0
 	for c.Next() {
 		if i > 0 {
@@ -148,12 +151,12 @@ func parse(c *caddy.Controller) (codel.Config, options, error) {
 					return cfg, opts, c.Errf("%s %q: want a positive duration", key, v)
 				}
 				*map[string]*time.Duration{"target": &cfg.Target, "interval": &cfg.Interval, "deadline": &cfg.Deadline}[key] = d
-			case "workers", "max_workers", "queue":
+			case "workers", "max_workers", "queue", "sockets":
 				n, err := strconv.Atoi(v)
 				if err != nil || n <= 0 {
 					return cfg, opts, c.Errf("%s %q: want a positive integer", key, v)
 				}
-				*map[string]*int{"workers": &cfg.Workers, "max_workers": &cfg.MaxWorkers, "queue": &cfg.Capacity}[key] = n
+				*map[string]*int{"workers": &cfg.Workers, "max_workers": &cfg.MaxWorkers, "queue": &cfg.Capacity, "sockets": &opts.sockets}[key] = n
 			case "tcp_per_client", "tcp_conns":
 				n, err := strconv.Atoi(v)
 				if err != nil || n < 0 {

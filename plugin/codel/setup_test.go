@@ -1,6 +1,7 @@
 package codel
 
 import (
+	"runtime"
 	"testing"
 	"time"
 
@@ -64,6 +65,8 @@ func TestParse(t *testing.T) {
 		{"codel\ncodel", false, nil},
 		{"codel {\n tcp_per_client -1\n}", false, nil},
 		{"codel {\n tcp_conns many\n}", false, nil},
+		{"codel {\n sockets 0\n}", false, nil},
+		{"codel {\n sockets four\n}", false, nil},
 	} {
 		cfg, opts, err := parse(caddy.NewTestController("dns", c.in))
 		if (err == nil) != c.ok {
@@ -72,6 +75,17 @@ func TestParse(t *testing.T) {
 		}
 		if c.want != nil {
 			c.want(t, cfg.Target, cfg.Interval, cfg.Deadline, cfg.Workers, cfg.MaxWorkers, cfg.Capacity, opts.drop)
+		}
+	}
+}
+
+// TestParseSockets: sockets defaults to one per core (GOMAXPROCS), and
+// takes a positive number.
+func TestParseSockets(t *testing.T) {
+	for in, want := range map[string]int{"codel": runtime.GOMAXPROCS(0), "codel {\n sockets 3\n}": 3} {
+		_, opts, err := parse(caddy.NewTestController("dns", in))
+		if err != nil || opts.sockets != want {
+			t.Errorf("%q: sockets %d, %v; want %d", in, opts.sockets, err, want)
 		}
 	}
 }

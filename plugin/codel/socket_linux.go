@@ -35,16 +35,18 @@ import (
 // socket. Its own replies go out from the same address and port. When the
 // last reader of that socket closes, CoreDNS's socket is disconnected
 // again, back to listening for everyone. Where this cannot be done, the
-// reader shares CoreDNS's socket as before.
-func openSockets(addr netip.AddrPort) (conn, feed *net.UDPConn, undo, forget func(), err error) {
+// reader shares CoreDNS's socket as before, if share; else it is an error
+// (a second socket of codel's own is no use where the first failed).
+func openSockets(addr netip.AddrPort, share bool) (conn, feed *net.UDPConn, undo, forget func(), err error) {
 	cores, err := sharedSockets(addr)
 	if err != nil {
 		return nil, nil, nil, nil, err
 	}
-	if own, ownInode, err := ownSocket(addr); err == nil {
+	own, ownInode, why := ownSocket(addr)
+	if why == nil {
 		forget := func() { ownSockets.Delete(ownInode) }
-		if feed, err = dupConn(own, addr); err == nil {
-			if err = stealAll(cores, addr); err == nil {
+		if feed, why = dupConn(own, addr); why == nil {
+			if why = stealAll(cores, addr); why == nil {
 				// Undone: CoreDNS's sockets back, and codel's own
 				// connected away, so that what it holds is all it gets.
 				return own, feed, func() {
@@ -59,7 +61,13 @@ func openSockets(addr netip.AddrPort) (conn, feed *net.UDPConn, undo, forget fun
 		}
 		own.Close()
 		forget()
-		log.Infof("%s: %v; codel shares CoreDNS's socket", addr, err)
+	}
+	if !share {
+		closeShared(cores)
+		return nil, nil, nil, nil, fmt.Errorf("%s: no socket of codel's own: %w", addr, why)
+	}
+	if own != nil { // opened, but not made the server's
+		log.Infof("%s: %v; codel shares CoreDNS's socket", addr, why)
 	}
 	closeShared(cores[1:])
 	core := cores[0].conn
