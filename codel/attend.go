@@ -64,10 +64,10 @@ func (q *Queue) Attend(s Source) {
 	w.serve()
 }
 
-// SubmitAllTaking is SubmitAll for a Source's Wait: the worker waiting
-// there takes the first tasks itself (sourceKeeps), so no parked worker is
+// SubmitAllTaking is SubmitAll for s's Wait: the worker waiting there
+// takes the first tasks itself (sourceKeeps), so no parked worker is
 // woken for them.
-func (q *Queue) SubmitAllTaking(ts []Arrived) { q.submitAll(ts, true) }
+func (q *Queue) SubmitAllTaking(s Source, ts []Arrived) { q.submitAll(ts, s) }
 
 // sourceKeeps is how many of the tasks a Source's Wait queues the worker
 // waiting there serves itself, no parked worker woken for them: the first,
@@ -81,15 +81,18 @@ func (q *Queue) SubmitAllTaking(ts []Arrived) { q.submitAll(ts, true) }
 // The attendant's time counts as well as the waiting worker's, the longer
 // of the two: a stand-in waits only while the attendant's queries are
 // long, and one that served cheap ones before would otherwise keep a
-// batch of long ones to itself while workers stay parked. Called with
-// q.mu held.
-func (q *Queue) sourceKeeps() int {
+// batch of long ones to itself while workers stay parked. Only s's
+// workers count: with a source for each core, the long waits of an
+// attendant whose socket is quiet would make a busy one keep up to 32
+// queries to itself while the workers that could serve them stay parked.
+// Called with q.mu held.
+func (q *Queue) sourceKeeps(s Source) int {
 	var service, waits int64
 	for _, w := range q.workers {
-		if w.waitingOn != nil || w.attendant {
+		if w.waitingOn == s || w.attend == s {
 			service = max(service, w.serviceSeen.Load())
 		}
-		if w.waitingOn != nil {
+		if w.waitingOn == s {
 			waits = max(waits, w.waits)
 		}
 	}

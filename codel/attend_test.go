@@ -33,7 +33,7 @@ func (s *fakeSource) Wait() bool {
 	s.waits <- struct{}{}
 	select {
 	case b := <-s.batches:
-		s.q.SubmitAllTaking(b)
+		s.q.SubmitAllTaking(s, b)
 		s.q.mu.Lock()
 		s.parked <- len(s.q.idle)
 		s.q.mu.Unlock()
@@ -380,4 +380,48 @@ func burst(t *testing.T, src *fakeSource, clock *fakeClock, log *events, size in
 	waitFor(t, "the batch to be served", func() bool { return len(log.ran()) == before+size })
 	<-src.waits
 	return parked
+}
+
+// TestEachSourceKeepsByItsOwnWaits: with an attendant for each of two
+// sources, a burst on the busy one keeps a hand and wakes the parked
+// workers for the rest, though the other's waits are long; a burst on the
+// quiet one keeps it all. Judged by the busy one's waits alone, the quiet
+// one's made it keep 32 while the other CPUs idled.
+func TestEachSourceKeepsByItsOwnWaits(t *testing.T) {
+	clock := newFake(1)
+	q, busy := attendedQueue(t, Config{Workers: 2, Clock: clock.now}, 0)
+	quiet := newFakeSource(q, 0)
+	go q.Attend(quiet)
+	t.Cleanup(quiet.Interrupt)
+	<-quiet.waits
+	log := newEvents()
+	burst(t, busy, clock, log, 2, 0) // the second times the first: 10 µs a query
+	burst(t, quiet, clock, log, 2, 0)
+	waitsOn := func(s Source, d int64) {
+		q.mu.Lock()
+		defer q.mu.Unlock()
+		for _, w := range q.workers {
+			if w.attend == s {
+				w.waits = d
+			}
+		}
+	}
+	waitsOn(busy, 0)      // it found queries each time it looked
+	waitsOn(quiet, 10*ms) // idle nearly all the time
+	allParked := func() {
+		waitFor(t, "the workers to park", func() bool {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return len(q.idle) == 2
+		})
+	}
+	allParked()
+	if parked := burst(t, busy, clock, log, 20, 0); parked != 0 {
+		t.Errorf("a burst of 20 at the busy source left %d of 2 workers parked, want 0: it keeps a hand", parked)
+	}
+	allParked()
+	waitsOn(quiet, 10*ms)
+	if parked := burst(t, quiet, clock, log, 20, 0); parked != 2 {
+		t.Errorf("a burst of 20 at the quiet source left %d of 2 workers parked, want 2: it keeps a burst", parked)
+	}
 }

@@ -202,11 +202,12 @@ type Arrived struct {
 // SubmitAll does what Submit does for each of ts, in order, under one
 // taking of the lock: a socket reader that read a batch hands it over with
 // one write to the lock every worker takes, instead of one a query.
-func (q *Queue) SubmitAll(ts []Arrived) { q.submitAll(ts, false) }
+func (q *Queue) SubmitAll(ts []Arrived) { q.submitAll(ts, nil) }
 
-// submitAll is SubmitAll; fromSource: a Source's Wait queues ts, and the
-// worker waiting there takes the first ones itself (SubmitAllTaking).
-func (q *Queue) submitAll(ts []Arrived, fromSource bool) {
+// submitAll is SubmitAll; from, where not nil: the Source whose Wait
+// queues ts, and the worker waiting there takes the first ones itself
+// (SubmitAllTaking).
+func (q *Queue) submitAll(ts []Arrived, from Source) {
 	q.mu.Lock()
 	if q.closed {
 		q.mu.Unlock()
@@ -227,8 +228,8 @@ func (q *Queue) submitAll(ts []Arrived, fromSource bool) {
 	evicted := room[:0] // told outside the lock
 	unparked := 0       // tasks queued with no worker parked to take them
 	own := 0            // the first tasks are the waiting worker's own: none is woken for them
-	if fromSource {
-		own = q.sourceKeeps()
+	if from != nil {
+		own = q.sourceKeeps(from)
 	}
 	for _, t := range ts {
 		if q.n == len(q.ring) {
@@ -252,7 +253,7 @@ func (q *Queue) submitAll(ts []Arrived, fromSource bool) {
 	}
 	var nudging [4]Source
 	nudges := nudging[:0]
-	if unparked > 0 && q.attendants > 0 && !fromSource {
+	if unparked > 0 && q.attendants > 0 && from == nil {
 		// Not where a Source's Wait queued them: the worker waiting
 		// there serves them next.
 		nudges = q.nudgeWaiting(unparked, nudges)

@@ -265,7 +265,7 @@ func (r *reader) drain(fd uintptr, in *inbox, taking bool) int {
 		read = append(read, codel.Arrived{Task: p, Arrival: arrival})
 	}
 	if taking {
-		r.c.q.SubmitAllTaking(read)
+		r.c.q.SubmitAllTaking(r, read)
 	} else {
 		r.c.q.SubmitAll(read) // the batch under one taking of the queue's lock
 	}
