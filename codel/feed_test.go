@@ -2,6 +2,7 @@ package codel
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -82,36 +83,42 @@ func TestOneFeedBeforeParking(t *testing.T) {
 // them in turn and the workers start on different ones.
 func TestFeedTurns(t *testing.T) {
 	var mu sync.Mutex
-	turns := map[int]bool{}
-	q := New(Config{Workers: 3, Feed: func(turn int) {
+	var turns []int
+	feed := func(turn int) {
 		mu.Lock()
-		turns[turn] = true
+		turns = append(turns, turn)
 		mu.Unlock()
-	}})
-	defer q.Close()
-	waitFor(t, "the workers to park", func() bool {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		return len(q.idle) == 3
-	})
-	mu.Lock()
-	if len(turns) != 3 {
-		t.Fatalf("the three workers' first feeds had turns %v, want three different ones", turns)
 	}
-	mu.Unlock()
-	for i := range 20 {
-		q.Submit(&task{name: fmt.Sprint(i), log: newEvents()}, Now())
-	}
-	waitFor(t, "a worker to feed on its next turn", func() bool {
+	seen := func() []int {
 		mu.Lock()
 		defer mu.Unlock()
-		return len(turns) > 3
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	for turn := range turns {
-		if turn > 0 && !turns[turn-1] {
-			t.Errorf("turn %d, but no turn %d: each worker's turns go up one at a time from 0, 1 and 2 (turns %v)", turn, turn-1, turns)
+		return slices.Clone(turns)
+	}
+	parked := func(q *Queue, n int) func() bool {
+		return func() bool {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return len(q.idle) == n
 		}
+	}
+	q := New(Config{Workers: 3, Feed: feed})
+	waitFor(t, "the workers to park", parked(q, 3))
+	if got := seen(); len(got) != 3 || got[0] == got[1] || got[1] == got[2] || got[0] == got[2] {
+		t.Fatalf("the three workers' first feeds had turns %v, want three different ones", got)
+	}
+	q.Close()
+
+	mu.Lock()
+	turns = nil
+	mu.Unlock()
+	q = New(Config{Workers: 1, Feed: feed})
+	defer q.Close()
+	for i := range 5 {
+		waitFor(t, "the worker to park", parked(q, 1))
+		q.Submit(&task{name: fmt.Sprint(i), log: newEvents()}, Now())
+		waitFor(t, "it to feed after the task", func() bool { return len(seen()) == i+2 })
+	}
+	if got := seen(); !slices.Equal(got, []int{0, 1, 2, 3, 4, 5}) {
+		t.Errorf("one worker's turns %v, want 0 to 5: one more each feed", got)
 	}
 }
