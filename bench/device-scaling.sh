@@ -18,7 +18,7 @@
 #
 # run puts those on PATH and runs bench/load.sh with BUILT=1 for ontime's
 # full chain and Knot DNS at 1, 2, 4, 8 and 16 cores, rounds interleaved
-# (CORES, ROUNDS and SECONDS_PER_RUN override), then BenchmarkChainParallel
+# (CORES, ROUNDS, SECONDS_PER_RUN and load.sh's DIAG override), then BenchmarkChainParallel
 # and BenchmarkQueuedChain at -cpu 1,2,4,8,16: the chain in process, where
 # no load tool shares the CPUs. Bounded like load.sh: every run stops by
 # itself and every server it starts is killed on exit.
@@ -106,6 +106,7 @@ run() {
 	BUILT=1 SERVERS="${SERVERS:-full knot}" CORES="${CORES:-1 2 4 8 16}" ROUNDS="${ROUNDS:-2}" \
 		SECONDS_PER_RUN="${SECONDS_PER_RUN:-8}" bash bench/load.sh 2>&1 | tee "$out/load.txt"
 	cp bench/out/results.tsv "$out/scaling-results.tsv"
+	tar -C bench/out -czf "$out/diag.tgz" diag # metrics, and with DIAG=N profiles and traces
 	[ -n "${BENCH_CPUS-x}" ] || return 0 # BENCH_CPUS= : no chain benchmarks
 	(cd plugin/codel && ../../bench/out/codel.test -test.run XXX -test.bench 'ChainParallel/full$|QueuedChain' \
 		-test.benchmem -test.cpu "${BENCH_CPUS:-1,2,4,8,16}") 2>&1 | tee "$out/chain-bench.txt"

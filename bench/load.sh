@@ -35,6 +35,11 @@
 #
 # BASE names a commit: "base" is then the full chain built from it, so that
 # a change is measured against what came before it in the same run.
+# DIAG=N: for ontime's full chain (and base) at N cores, a CPU profile
+# (3 s) and an execution trace (0.3 s) taken while dnsperf runs, into
+# bench/out/diag/ (pprof on port+2: where its cores idle, and why).
+# Every run of those builds leaves codel's and the chain's counters
+# (metrics, scraped after dnsperf) there too.
 # BUILT=1 builds nothing: ./coredns, bench/out/coredns-stock, bench/out/bin,
 # bench/out/db.bench and bench/out/queries.txt are used as they are (made on
 # another machine, for one without Go: bench/device-scaling.sh).
@@ -70,7 +75,16 @@ cores() { # N: sets ncores, srv_cpus, load_pin and load_threads for N cores give
 }
 for c in $CORES; do cores "$c"; done
 out=bench/out
-mkdir -p "$out"
+mkdir -p "$out/diag"
+# fetch URL FILE: what a server's HTTP endpoint answers (curl, or Python's
+# standard library where curl is missing), best effort.
+fetch() {
+	if command -v curl >/dev/null; then
+		curl -s -m 10 -o "$2" "$1" || true
+	else
+		python3 -c 'import sys, urllib.request; open(sys.argv[2], "wb").write(urllib.request.urlopen(sys.argv[1], timeout=10).read())' "$1" "$2" || true
+	fi
+}
 
 for tool in dnsperf taskset; do command -v $tool >/dev/null || { echo "need $tool (make bench installs dnsperf)"; exit 1; }; done
 if [ -z "${BUILT:-}" ]; then
@@ -110,7 +124,10 @@ start_server() { # name -> starts it on $port, sets $pid
 		codel-file) plugins="codel\n    file" ;;
 		codel-zonestore) plugins="codel\n    zonestore" ;;
 		codel-fastpack) plugins="codel\n    fastpack\n    zonestore" ;;
-		full|base) plugins="prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore" ;;
+		full|base)
+			plugins="prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore"
+			[ "${DIAG:-}" = "$ncores" ] && plugins="pprof 127.0.0.1:$((port + 2))\n    $plugins"
+			;;
 		esac
 		[ "$name" = base ] && bin="$out/coredns-base"
 		if [ "$name" = whoami ]; then # the ceiling: answers without looking anything up
@@ -190,7 +207,15 @@ for round in $(seq "$ROUNDS"); do
 			[ "$CORES" != "$c" ] && row=$s@$c
 			start_server "$s"
 			read -r u0 s0 < <(cpu_ticks "$pid")
-			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -T "$load_threads" -c $((4 * load_threads)) -q $((200 * load_threads)) -S 0 > "$out/$s.dnsperf" 2>&1 || true
+			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -T "$load_threads" -c $((4 * load_threads)) -q $((200 * load_threads)) -S 0 > "$out/$s.dnsperf" 2>&1 &
+			load=$!
+			if [ "${DIAG:-}" = "$ncores" ] && { [ "$s" = full ] || [ "$s" = base ]; }; then
+				sleep 1
+				fetch "http://127.0.0.1:$((port + 2))/debug/pprof/profile?seconds=3" "$out/diag/$s@$c.r$round.cpu.pprof"
+				fetch "http://127.0.0.1:$((port + 2))/debug/pprof/trace?seconds=0.3" "$out/diag/$s@$c.r$round.trace"
+			fi
+			wait "$load" || true
+			case $s in full|base) fetch "http://127.0.0.1:$((port + 1))/metrics" "$out/diag/$s@$c.r$round.metrics" ;; esac
 			read -r u1 s1 < <(cpu_ticks "$pid")
 			cpu=$(echo "($u1 + $s1 - $u0 - $s0) / $hz" | bc -l)
 			qps=$(awk '/Queries per second/ {print $4}' "$out/$s.dnsperf")
