@@ -331,7 +331,7 @@ func TestCodelReadsEveryUDPQuery(t *testing.T) {
 // while the old one still holds the socket, then stops the old one; a
 // reload to a Corefile without codel hands the socket back to CoreDNS's
 // own reader. Queries sent all along are all answered, and while codel is
-// configured it reads every one.
+// configured it reads every one, on one socket or several.
 func TestCodelAcrossReloads(t *testing.T) {
 	dir := t.TempDir()
 	org, other := filepath.Join(dir, "db.example.org"), filepath.Join(dir, "db.example.net")
@@ -361,13 +361,18 @@ func TestCodelAcrossReloads(t *testing.T) {
 	every("at start")
 
 	stop := querying(s.addr, "www.example.org.", 4)
-	os.WriteFile(path, []byte(corefile("    codel\n", "    zonestore "+other+" example.net\n")), 0o644)
+	// Three sockets of codel's own after it, whatever the default here
+	// (one a core): the new reader opens its sockets beside the old ones.
+	os.WriteFile(path, []byte(corefile("    codel {\n        sockets 3\n    }\n", "    zonestore "+other+" example.net\n")), 0o644)
 	eventually(t, "the new configuration", func() bool { return answerA(t, s.addr, "www.example.net.") == "192.0.2.2" })
 	time.Sleep(time.Second) // the old instance's shutdown, under load
 	if failed, all, first := stop(); failed > 0 {
 		t.Errorf("%d of %d queries failed across the reload; the first: %s", failed, all, first)
 	}
 	every("after a reload with codel")
+	if n, ok := listening(port); ok && n != 3 {
+		t.Errorf("%d sockets listen on the port after the reload, want codel's 3 (CoreDNS's is connected away)", n)
+	}
 
 	stop = querying(s.addr, "www.example.org.", 4)
 	os.WriteFile(path, []byte(corefile("", "")), 0o644)
@@ -381,4 +386,26 @@ func TestCodelAcrossReloads(t *testing.T) {
 			t.Fatal("without codel, CoreDNS's own reader does not answer: the socket was not given back")
 		}
 	}
+	if n, ok := listening(port); ok && n != 1 {
+		t.Errorf("%d sockets listen on the port without codel, want CoreDNS's alone", n)
+	}
+}
+
+// listening counts the UDP sockets bound to 127.0.0.1:port that take any
+// client's datagrams (not connected), from /proc/net/udp; false where it
+// cannot be read.
+func listening(port int) (int, bool) {
+	b, err := os.ReadFile("/proc/net/udp")
+	if err != nil {
+		return 0, false
+	}
+	local := fmt.Sprintf("0100007F:%04X", port)
+	n := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 3 && f[1] == local && f[2] == "00000000:0000" {
+			n++
+		}
+	}
+	return n, true
 }
