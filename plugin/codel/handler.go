@@ -95,13 +95,23 @@ func (c *Codel) readerFor(s *dnsserver.Server) (*reader, netip.AddrPort, error) 
 }
 
 // feed is the queue's Feed: a worker, before its next query, queues what
-// has arrived on one of the sockets, the next in its turn. Reading every
-// socket each time would be a system call for each, most finding nothing
-// at a light load; under load each is read by a worker every few
-// microseconds, and each worker in turn reads them all.
+// has arrived on one of the sockets, the next in its turn, or after it
+// the first that no other worker is feeding. Reading every socket each
+// time would be a system call for each, most finding nothing at a light
+// load; under load each is read by a worker every few microseconds, and
+// each worker in turn reads them all. A worker whose turn fell on a
+// socket another was feeding would read nothing, and might find the
+// queue empty and park while the other sockets held queries.
 func (c *Codel) feed(turn int) {
-	if rs := c.readers.Load(); rs != nil && len(*rs) > 0 {
-		(*rs)[uint(turn)%uint(len(*rs))].feed()
+	rs := c.readers.Load()
+	if rs == nil {
+		return
+	}
+	n := uint(len(*rs))
+	for i := range n {
+		if (*rs)[(uint(turn)+i)%n].feed() {
+			return
+		}
 	}
 }
 

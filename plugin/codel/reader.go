@@ -196,17 +196,18 @@ func (r *reader) Interrupt() {
 var aLongTimeAgo = time.Unix(1, 0)
 
 // feed queues, without waiting, what has arrived on the socket; a worker
-// calls it before it takes a query. One worker at a time: the others go
-// on serving.
-func (r *reader) feed() {
+// calls it before it takes a query. One worker at a time: feed returns
+// false at once where another is feeding, and the caller goes on.
+func (r *reader) feed() bool {
 	if !r.feeding.CompareAndSwap(false, true) {
-		return
+		return false
 	}
 	if r.feedOnce == nil {
 		r.feedOnce = r.drainFeed // bound once, as outbox.send's: a literal here escapes anew each call
 	}
 	r.feedRaw.Read(r.feedOnce)
 	r.feeding.Store(false)
+	return true
 }
 
 // drainFeed drains the feeding descriptor, for its RawConn.Read: again

@@ -231,3 +231,38 @@ func TestSocketsSpreadTheClients(t *testing.T) {
 		t.Errorf("%d of the 3 sockets read the 60 clients' queries, want them spread", read)
 	}
 }
+
+// TestAFeedTakesASocketNobodyFeeds: a worker whose turn falls on a socket
+// that another worker is feeding feeds the next one instead of nothing.
+func TestAFeedTakesASocketNobodyFeeds(t *testing.T) {
+	c := &Codel{drop: dropSilent, now: codel.Now}
+	c.q = codel.New(codel.Config{Workers: 1, Deadline: time.Nanosecond})
+	defer c.q.Close()
+	held := heldTask{started: make(chan struct{}), let: make(chan struct{})}
+	c.q.Submit(held, codel.Now()+int64(time.Hour))
+	<-held.started
+	defer close(held.let)
+	var rs []*reader
+	var clients []*net.UDPConn
+	for range 3 {
+		conn, raw, client := socketAndClient(t)
+		rs = append(rs, &reader{c: c, conn: conn, feedRaw: raw})
+		clients = append(clients, client)
+	}
+	c.readers.Store(&rs)
+	for _, client := range clients {
+		if _, err := client.Write([]byte("a query......")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rs[1].feeding.Store(true) // another worker feeds it
+	c.feed(1)
+	if n := c.q.Stats().Queued; n != 1 || rs[2].reads.Load() != 1 {
+		t.Fatalf("a feed on the turn of a socket being fed queued %d queries, %d from the next socket; want that one", n, rs[2].reads.Load())
+	}
+	rs[1].feeding.Store(false)
+	c.feed(1)
+	if n := c.q.Stats().Queued; n != 2 || rs[1].reads.Load() != 1 {
+		t.Fatalf("a feed on its turn queued %d in all, %d from its socket; want 2 and 1", n, rs[1].reads.Load())
+	}
+}
