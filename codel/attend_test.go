@@ -383,45 +383,37 @@ func burst(t *testing.T, src *fakeSource, clock *fakeClock, log *events, size in
 }
 
 // TestEachSourceKeepsByItsOwnWaits: with an attendant for each of two
-// sources, a burst on the busy one keeps a hand and wakes the parked
-// workers for the rest, though the other's waits are long; a burst on the
-// quiet one keeps it all. Judged by the busy one's waits alone, the quiet
-// one's made it keep 32 while the other CPUs idled.
+// sources, one busy and one idle nearly all the time, a burst at the busy
+// one keeps a hand (and wakes the parked workers for the rest), though the
+// other's waits are long; a burst at the quiet one keeps a burst's worth.
+// Judged by the longest waits of any waiting worker, the quiet one's made
+// the busy one keep 32 while the workers that could serve them stayed
+// parked. What each keeps is read from the queue itself: counting the
+// workers left parked would race with those woken, which serve the burst
+// and park again.
 func TestEachSourceKeepsByItsOwnWaits(t *testing.T) {
 	clock := newFake(1)
 	q, busy := attendedQueue(t, Config{Workers: 2, Clock: clock.now}, 0)
 	quiet := newFakeSource(q, 0)
-	go q.Attend(quiet)
-	t.Cleanup(quiet.Interrupt)
+	go q.Attend(quiet) // Close, in attendedQueue's cleanup, interrupts it and waits for it
 	<-quiet.waits
 	log := newEvents()
 	burst(t, busy, clock, log, 2, 0) // the second times the first: 10 µs a query
 	burst(t, quiet, clock, log, 2, 0)
-	waitsOn := func(s Source, d int64) {
-		q.mu.Lock()
-		defer q.mu.Unlock()
-		for _, w := range q.workers {
-			if w.attend == s {
-				w.waits = d
-			}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for _, w := range q.workers { // both wait on their sources now
+		switch w.attend {
+		case busy:
+			w.waits = 0 // it found queries each time it looked
+		case quiet:
+			w.waits = 10 * ms // idle nearly all the time
 		}
 	}
-	waitsOn(busy, 0)      // it found queries each time it looked
-	waitsOn(quiet, 10*ms) // idle nearly all the time
-	allParked := func() {
-		waitFor(t, "the workers to park", func() bool {
-			q.mu.Lock()
-			defer q.mu.Unlock()
-			return len(q.idle) == 2
-		})
+	if got, want := q.sourceKeeps(busy), 1+handBehind(10*int64(time.Microsecond)); got != want {
+		t.Errorf("the busy source keeps %d of a burst, want a hand: %d", got, want)
 	}
-	allParked()
-	if parked := burst(t, busy, clock, log, 20, 0); parked != 0 {
-		t.Errorf("a burst of 20 at the busy source left %d of 2 workers parked, want 0: it keeps a hand", parked)
-	}
-	allParked()
-	waitsOn(quiet, 10*ms)
-	if parked := burst(t, quiet, clock, log, 20, 0); parked != 2 {
-		t.Errorf("a burst of 20 at the quiet source left %d of 2 workers parked, want 2: it keeps a burst", parked)
+	if got, want := q.sourceKeeps(quiet), keepMax; got != want {
+		t.Errorf("the quiet source keeps %d of a burst, want %d", got, want)
 	}
 }
