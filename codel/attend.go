@@ -51,14 +51,9 @@ func (q *Queue) Attend(s Source) {
 		q.mu.Unlock()
 		return
 	}
-	w := &worker{q: q, wake: make(chan struct{}, 1), emptied: true, attendant: true, attend: s, feeds: q.started}
-	q.started++
-	if q.cfg.Local != nil {
-		w.local = q.cfg.Local()
-	}
-	q.workers = append(q.workers, w)
+	w := q.addWorker()
+	w.attendant, w.attend = true, s
 	q.attendants++
-	q.wg.Add(1)
 	q.mu.Unlock()
 	defer q.wg.Done()
 	w.serve()

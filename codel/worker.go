@@ -70,18 +70,27 @@ type worker struct {
 	stats     workerStats
 }
 
-// startWorker is called with q.mu held.
-func (q *Queue) startWorker(extra bool) {
-	w := &worker{q: q, wake: make(chan struct{}, 1), extra: extra, emptied: true, feeds: q.started}
+// addWorker makes a worker, with its Local and its place among the
+// workers started (its first feed's turn), and counts it running. Called
+// with q.mu held.
+func (q *Queue) addWorker() *worker {
+	w := &worker{q: q, wake: make(chan struct{}, 1), emptied: true, feeds: q.started}
 	q.started++
 	if q.cfg.Local != nil {
 		w.local = q.cfg.Local()
 	}
 	q.workers = append(q.workers, w)
+	q.wg.Add(1)
+	return w
+}
+
+// startWorker is called with q.mu held.
+func (q *Queue) startWorker(extra bool) {
+	w := q.addWorker()
+	w.extra = extra
 	if extra {
 		q.extras++
 	}
-	q.wg.Add(1)
 	go w.loop()
 }
 

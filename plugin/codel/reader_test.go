@@ -155,22 +155,28 @@ type heldTask struct{ started, let chan struct{} }
 func (h heldTask) Run()              { close(h.started); <-h.let }
 func (h heldTask) Drop(codel.Reason) {}
 
+// heldCodel returns a Codel whose queue's one worker is held (by a task
+// that arrives an hour from now) until the test ends, with a deadline
+// every query is past when it is let go: what feeds queue stays queued,
+// to be counted, and is then dropped, silently, not served.
+func heldCodel(t *testing.T) *Codel {
+	c := &Codel{drop: dropSilent, now: codel.Now}
+	c.q = codel.New(codel.Config{Workers: 1, Deadline: time.Nanosecond})
+	t.Cleanup(c.q.Close)
+	held := heldTask{started: make(chan struct{}), let: make(chan struct{})}
+	c.q.Submit(held, codel.Now()+int64(time.Hour))
+	<-held.started
+	t.Cleanup(func() { close(held.let) }) // first of the two: the worker let go, then the queue closed
+	return c
+}
+
 // TestAFeedReadsWhileReadsComeBackFull: a feed reads the socket again
 // while its reads come back full (a batch of 32), so that a backlog in the
 // socket, its freshest queries last, reaches the queue at once: 100 queries
 // waiting are queued by one feed.
 func TestAFeedReadsWhileReadsComeBackFull(t *testing.T) {
 	conn, raw, client := socketAndClient(t)
-	// One worker, held (by a task that arrives an hour from now), and a
-	// deadline every query is past when it is let go: the queued ones are
-	// dropped, silently, not served.
-	c := &Codel{drop: dropSilent, now: codel.Now}
-	c.q = codel.New(codel.Config{Workers: 1, Deadline: time.Nanosecond})
-	defer c.q.Close()
-	held := heldTask{started: make(chan struct{}), let: make(chan struct{})}
-	c.q.Submit(held, codel.Now()+int64(time.Hour))
-	<-held.started
-	defer close(held.let)
+	c := heldCodel(t)
 	r := &reader{c: c, conn: conn, feedRaw: raw}
 
 	const queries = 100
@@ -235,13 +241,7 @@ func TestSocketsSpreadTheClients(t *testing.T) {
 // TestAFeedTakesASocketNobodyFeeds: a worker whose turn falls on a socket
 // that another worker is feeding feeds the next one instead of nothing.
 func TestAFeedTakesASocketNobodyFeeds(t *testing.T) {
-	c := &Codel{drop: dropSilent, now: codel.Now}
-	c.q = codel.New(codel.Config{Workers: 1, Deadline: time.Nanosecond})
-	defer c.q.Close()
-	held := heldTask{started: make(chan struct{}), let: make(chan struct{})}
-	c.q.Submit(held, codel.Now()+int64(time.Hour))
-	<-held.started
-	defer close(held.let)
+	c := heldCodel(t)
 	var rs []*reader
 	var clients []*net.UDPConn
 	for range 3 {
