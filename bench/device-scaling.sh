@@ -6,6 +6,7 @@
 #   bash bench/device-scaling.sh pack   # here: fills .dev/ (ignored)
 #   BASE=HEAD~1 bash bench/device-scaling.sh pack   # and "base", built from that commit
 #   bash bench/device-scaling.sh run    # there, with .dev carried: writes $OUT
+#   VARIANTS="2 full; 2 full PROCS=3" bash bench/device-scaling.sh variants   # there, after run
 #
 # pack builds ontime, the load tool and the chain's benchmark binary without
 # cgo (static), generates the bench zone and its query mix, and copies
@@ -112,8 +113,35 @@ run() {
 		-test.benchmem -test.cpu "${BENCH_CPUS:-1,2,4,8,16}") 2>&1 | tee "$out/chain-bench.txt"
 }
 
+# variants runs, after run has set the machine up (run it first, with
+# SECONDS_PER_RUN=1), one server at a time under settings of its own, the
+# variants interleaved over ROUNDS, each with load.sh's DIAG sampler:
+# VARIANTS holds them, ;-separated, each "CORES SERVER [VAR=VALUE...]"
+# (PROCS=3: ontime with GOMAXPROCS=3). Rows go to $OUT/rows.tsv, the
+# variant first, and the sampler's reports to $OUT/sched.txt.
+variants() {
+	[ -d "$dev/lib" ] || { echo "run first: it unpacks what variants use"; exit 1; }
+	export PATH=$PWD/$dev/bin:$PATH
+	local out=${OUT:-bench/out/device} round v c s
+	mkdir -p "$out"
+	for round in $(seq "${ROUNDS:-2}"); do
+		IFS=';' read -ra vs <<< "$VARIANTS"
+		for v in "${vs[@]}"; do
+			read -r c s rest <<< "$v"
+			v="$c $s${rest:+ $rest}"
+			# shellcheck disable=SC2086 # rest is VAR=VALUE words
+			env $rest BUILT=1 SERVERS="$s" CORES="$c" DIAG="$c" DIAG_PROFILE=0 ROUNDS=1 \
+				SECONDS_PER_RUN="${SECONDS_PER_RUN:-6}" LAT_SECS="${LAT_SECS:-1}" bash bench/load.sh > "$out/variant.log" 2>&1 || true
+			tail -n 1 bench/out/results.tsv | sed "s|^|$round\t$v\t|" >> "$out/rows.tsv"
+			{ echo "== round $round: $v"; cat "bench/out/diag/$s@$c.r1.sched"; } >> "$out/sched.txt"
+		done
+	done
+	cat "$out/rows.tsv"
+}
+
 case "${1:-}" in
 pack) pack ;;
 run) run ;;
-*) echo "usage: $0 pack|run"; exit 2 ;;
+variants) variants ;;
+*) echo "usage: $0 pack|run|variants"; exit 2 ;;
 esac

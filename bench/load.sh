@@ -37,7 +37,11 @@
 # a change is measured against what came before it in the same run.
 # DIAG=N: for ontime's full chain (and base) at N cores, a CPU profile
 # (3 s) and an execution trace (0.3 s) taken while dnsperf runs, into
-# bench/out/diag/ (pprof on port+2: where its cores idle, and why).
+# bench/out/diag/ (pprof on port+2: where its cores idle, and why); for
+# every server at N cores, first, 1.5 s of bench/sched-sample.py: its
+# CPUs' time by kind and its threads' states as the kernel sees them.
+# DIAG_PROFILE=0 leaves out the profile and the trace. PROCS=P runs
+# ontime with GOMAXPROCS=P instead of its cores.
 # Every run of those builds leaves codel's and the chain's counters
 # (metrics, scraped after dnsperf) there too.
 # BUILT=1 builds nothing: ./coredns, bench/out/coredns-stock, bench/out/bin,
@@ -135,7 +139,7 @@ start_server() { # name -> starts it on $port, sets $pid
 		else
 			printf ".:%d {\n    bind 127.0.0.1\n    $plugins %s %s\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
 		fi
-		GOMAXPROCS=$ncores taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
+		GOMAXPROCS=${PROCS:-$ncores} taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
 		;;
 	floor)
 		GOMAXPROCS=1 taskset -c 0 "$out/bin/floor" -addr "127.0.0.1:$port" -batch 32 > "$dir/log" 2>&1 &
@@ -209,8 +213,11 @@ for round in $(seq "$ROUNDS"); do
 			read -r u0 s0 < <(cpu_ticks "$pid")
 			$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -T "$load_threads" -c $((4 * load_threads)) -q $((200 * load_threads)) -S 0 > "$out/$s.dnsperf" 2>&1 &
 			load=$!
-			if [ "${DIAG:-}" = "$ncores" ] && { [ "$s" = full ] || [ "$s" = base ]; }; then
-				sleep 1
+			if [ "${DIAG:-}" = "$ncores" ]; then
+				sleep 0.5
+				$load_pin python3 bench/sched-sample.py "$pid" 1.5 "$srv_cpus" > "$out/diag/$s@$c.r$round.sched" 2>&1 || true
+			fi
+			if [ "${DIAG:-}" = "$ncores" ] && [ "${DIAG_PROFILE:-1}" = 1 ] && { [ "$s" = full ] || [ "$s" = base ]; }; then
 				fetch "http://127.0.0.1:$((port + 2))/debug/pprof/profile?seconds=3" "$out/diag/$s@$c.r$round.cpu.pprof"
 				fetch "http://127.0.0.1:$((port + 2))/debug/pprof/trace?seconds=0.3" "$out/diag/$s@$c.r$round.trace"
 			fi
