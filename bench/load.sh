@@ -41,7 +41,8 @@
 # every server at N cores, first, 1.5 s of bench/sched-sample.py: its
 # CPUs' time by kind and its threads' states as the kernel sees them.
 # DIAG_PROFILE=0 leaves out the profile and the trace. PROCS=P runs
-# ontime with GOMAXPROCS=P instead of its cores. OUTSTANDING=N: dnsperf
+# ontime with GOMAXPROCS=P instead of its cores; CODEL_OPTS=workers=1,sockets=2
+# gives its codel those options. OUTSTANDING=N: dnsperf
 # keeps N queries outstanding a thread (default 200). What a server drops
 # dnsperf waits 5 s for, so a window more than a server holds shrinks, by
 # its own drops, for the rest of the run: codel sheds what waits past
@@ -136,7 +137,9 @@ start_server() { # name -> starts it on $port, sets $pid
 		codel-zonestore) plugins="codel\n    zonestore" ;;
 		codel-fastpack) plugins="codel\n    fastpack\n    zonestore" ;;
 		full|base)
-			plugins="prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore"
+			local codel=codel
+			[ -n "${CODEL_OPTS:-}" ] && codel="codel {\\n        $(echo "$CODEL_OPTS" | sed 's/=/ /g; s/,/\\n        /g')\\n    }"
+			plugins="prometheus 127.0.0.1:$((port + 1))\n    $codel\n    fastpack\n    zonestore"
 			[ "${DIAG:-}" = "$ncores" ] && plugins="pprof 127.0.0.1:$((port + 2))\n    $plugins"
 			;;
 		esac
