@@ -41,9 +41,10 @@
 # every server at N cores, first, 1.5 s of bench/sched-sample.py: its
 # CPUs' time by kind and its threads' states as the kernel sees them.
 # DIAG_PROFILE=0 leaves out the profile and the trace. PROCS=P runs
-# ontime with GOMAXPROCS=P instead of its cores; CODEL_OPTS=workers=1,sockets=2
-# gives its codel those options. OUTSTANDING=N: dnsperf
-# keeps N queries outstanding a thread (default 200). What a server drops
+# ontime with GOMAXPROCS=P instead of its cores, and
+# CODEL_OPTS=workers=1,sockets=2 gives its codel those options.
+# OUTSTANDING=N: dnsperf keeps N queries outstanding a thread (default
+# 200). What a server drops
 # dnsperf waits 5 s for, so a window more than a server holds shrinks, by
 # its own drops, for the rest of the run: codel sheds what waits past
 # twice its target, Knot and NSD what overflows a socket's buffer (on the
