@@ -265,12 +265,15 @@ func (r *reader) drain(fd uintptr, in *inbox, taking bool) int {
 		}
 		read = append(read, codel.Arrived{Task: p, Arrival: arrival})
 	}
+	// Counted before they are queued: a worker woken by the submission
+	// may answer a query before this goroutine runs again, and a client
+	// that then reads the counter must find its query in it.
+	r.reads.Add(uint64(n))
 	if taking {
 		r.c.q.SubmitAllTaking(r, read)
 	} else {
 		r.c.q.SubmitAll(read) // the batch under one taking of the queue's lock
 	}
-	r.reads.Add(uint64(n))
 	return n
 }
 
