@@ -125,7 +125,7 @@ variants() {
 	local out=${OUT:-bench/out/device} round v c s
 	mkdir -p "$out"
 	for round in $(seq "${ROUNDS:-2}"); do
-		IFS=';' read -ra vs <<< "$VARIANTS"
+		IFS=';' read -ra vs <<< "${VARIANTS//$'\n'/ }" # a list wrapped over lines is one list
 		for v in "${vs[@]}"; do
 			read -r c s rest <<< "$v"
 			v="$c $s${rest:+ $rest}"
