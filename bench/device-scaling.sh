@@ -129,11 +129,13 @@ variants() {
 		for v in "${vs[@]}"; do
 			read -r c s rest <<< "$v"
 			v="$c $s${rest:+ $rest}"
+			# A run that fails leaves no row and no report, not the last one's.
+			rm -f bench/out/results.tsv "bench/out/diag/$s@$c.r1.sched"
 			# shellcheck disable=SC2086 # rest is VAR=VALUE words
 			env $rest BUILT=1 SERVERS="$s" CORES="$c" DIAG="$c" DIAG_PROFILE=0 ROUNDS=1 \
 				SECONDS_PER_RUN="${SECONDS_PER_RUN:-6}" LAT_SECS="${LAT_SECS:-1}" bash bench/load.sh > "$out/variant.log" 2>&1 || true
-			tail -n 1 bench/out/results.tsv | sed "s|^|$round\t$v\t|" >> "$out/rows.tsv"
-			{ echo "== round $round: $v"; cat "bench/out/diag/$s@$c.r1.sched"; } >> "$out/sched.txt"
+			tail -n 1 bench/out/results.tsv 2>/dev/null | sed "s|^|$round\t$v\t|" >> "$out/rows.tsv"
+			{ echo "== round $round: $v"; cat "bench/out/diag/$s@$c.r1.sched" 2>/dev/null || echo "(no report: see $out/variant.log)"; } >> "$out/sched.txt"
 		done
 	done
 	cat "$out/rows.tsv"

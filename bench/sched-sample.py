@@ -61,13 +61,15 @@ def task_counts(pid):
 
 
 def softirqd(cpus):
-    """CPU ticks of each ksoftirqd on cpus."""
+    """CPU ticks of each ksoftirqd on cpus, the processes read once."""
+    names = {f"ksoftirqd/{c}\n": c for c in cpus}
     out = {}
-    for c in cpus:
-        for p in glob.glob("/proc/[0-9]*/comm"):
-            if read(p) == f"ksoftirqd/{c}\n":
-                f = read(p.replace("comm", "stat")).rsplit(")", 1)[1].split()
-                out[c] = int(f[11]) + int(f[12])
+    for p in glob.glob("/proc/[0-9]*/comm"):
+        c = names.get(read(p))
+        stat = read(p.replace("comm", "stat")) if c is not None else None
+        if stat is not None:
+            f = stat.rsplit(")", 1)[1].split()
+            out[c] = int(f[11]) + int(f[12])
     return out
 
 
