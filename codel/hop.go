@@ -95,7 +95,8 @@ func (h Hop) Dropped(r Reason) {
 }
 
 // Refused counts, among the queue's drops, what the server refused before
-// any query reached a queue (TCPConns): all drops are counted in one place.
+// any query reached a queue (TCPConns, Malformed): all drops are counted in
+// one place.
 func (q *Queue) Refused(r Reason) { q.countDrop(r) }
 
 func (q *Queue) countDrop(r Reason) {

@@ -26,11 +26,12 @@ const (
 	Stalled                   // every worker was blocked and no more may be started
 	RateLimited               // a plugin below limited the client's responses (rrl): counted here, dropped there
 	TCPConns                  // a TCP connection refused: its client, or the server, held its limit of them
+	Malformed                 // a datagram too short to hold a DNS header, read and let go before any queue
 	numReasons
 )
 
 // Reasons lists every reason, in order, for metrics.
-var Reasons = [numReasons]Reason{Full, Late, Deadline, Stalled, RateLimited, TCPConns}
+var Reasons = [numReasons]Reason{Full, Late, Deadline, Stalled, RateLimited, TCPConns, Malformed}
 
 func (r Reason) String() string {
 	switch r {
@@ -46,6 +47,8 @@ func (r Reason) String() string {
 		return "ratelimit"
 	case TCPConns:
 		return "tcp"
+	case Malformed:
+		return "malformed"
 	}
 	return "unknown"
 }

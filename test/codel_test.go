@@ -14,6 +14,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	codelpkg "github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/internal/conformance"
 	"github.com/ontimedns/ontime/internal/freeport"
 )
@@ -294,12 +295,11 @@ func TestCodelReadsAWildcardSocket(t *testing.T) {
 // CoreDNS's reader entirely (its own SO_REUSEPORT socket, CoreDNS's
 // connected away), so every one of 400 sent 8 at a time is answered and
 // read by codel. TestCodelAcrossReloads does the same across reloads.
-// What codel read is counted against every UDP query its queue served,
-// which counts those CoreDNS's reader hands it too, rather than against
-// the 400: a fresh-clone CI run twice saw codel read 401, a datagram the
-// test did not send (its source not found; a late readiness probe, or
-// another package's client on a reused port), read and served like the
-// rest.
+// What codel read is counted against every UDP query its queue served
+// (which counts those CoreDNS's reader hands it too) and every drop, a
+// datagram too short to be a query among them, rather than against the
+// 400: fresh-clone CI runs saw codel read 401, a datagram the test did not
+// send that its queue did not serve (its source not found).
 func TestCodelReadsEveryUDPQuery(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
@@ -312,7 +312,13 @@ func TestCodelReadsEveryUDPQuery(t *testing.T) {
 	queued := func() float64 {
 		return metric(t, metrics, `coredns_codel_sojourn_seconds_count{server="`+server+`"}`)
 	}
-	before, queuedBefore := reads(), queued()
+	dropped := func() (n float64) {
+		for _, r := range codelpkg.Reasons {
+			n += metric(t, metrics, `coredns_codel_drops_total{reason="`+r.String()+`",server="`+server+`"}`)
+		}
+		return n
+	}
+	before, queuedBefore, droppedBefore := reads(), queued(), dropped()
 	const n = 400
 	var wg sync.WaitGroup
 	var failed atomic.Int64
@@ -327,13 +333,24 @@ func TestCodelReadsEveryUDPQuery(t *testing.T) {
 			}
 		}()
 	}
+	// And one datagram too short to be a query: read, counted malformed.
+	short, err := net.Dial("udp", s.addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short.Write([]byte("short"))
+	short.Close()
 	wg.Wait()
 	if failed.Load() > 0 {
 		t.Fatalf("%d of %d queries unanswered", failed.Load(), n)
 	}
-	all := queued() - queuedBefore
-	if got := reads() - before; all < n || got != all {
-		t.Fatalf("codel read %v of the %v UDP queries its queue served (%d sent); CoreDNS's own reader took the rest", got, all, n)
+	malformed := func() float64 {
+		return metric(t, metrics, `coredns_codel_drops_total{reason="malformed",server="`+server+`"}`)
+	}
+	eventually(t, "the short datagram to be counted", func() bool { return malformed() >= 1 })
+	all, drops := queued()-queuedBefore, dropped()-droppedBefore
+	if got := reads() - before; all < n || got != all+drops {
+		t.Fatalf("codel read %v datagrams, its queue served %v UDP queries and %v were dropped (%d sent); CoreDNS's own reader took the rest", got, all, drops, n)
 	}
 }
 

@@ -12,7 +12,7 @@ import (
 // The queues' counts live in the queues, written on the hot path only by
 // the worker that owns them; this collector sums them when scraped.
 var (
-	dropsDesc    = desc("drops_total", "Queries dropped, by reason: full (the queue was full), codel (waited too long by the CoDel law), deadline (older than the deadline at some hop), workers (every worker blocked and no more allowed), ratelimit (by rrl), tcp (a TCP connection refused at a bound).", "reason")
+	dropsDesc    = desc("drops_total", "Queries dropped, by reason: full (the queue was full), codel (waited too long by the CoDel law), deadline (older than the deadline at some hop), workers (every worker blocked and no more allowed), ratelimit (by rrl), tcp (a TCP connection refused at a bound), malformed (a UDP datagram too short to be a query).", "reason")
 	sojournDesc  = desc("sojourn_seconds", "How long served queries waited, from arrival to the moment a worker took them.")
 	queueDesc    = desc("queue_length", "Queries waiting now.")
 	droppingDesc = desc("dropping", "1 while CoDel's control law is in its dropping state.")

@@ -245,7 +245,10 @@ func (r *reader) drain(fd uintptr, in *inbox, taking bool) int {
 	for i := range n {
 		buf, size, from, oob := in.take(i)
 		if size < 12 {
+			// No DNS header: nothing to answer. Counted, so that every
+			// datagram read is served, dropped or counted here.
 			releasePacket(buf)
+			r.c.q.Refused(codel.Malformed)
 			continue
 		}
 		arrival := now

@@ -266,3 +266,23 @@ func TestAFeedTakesASocketNobodyFeeds(t *testing.T) {
 		t.Fatalf("a feed on its turn queued %d in all, %d from its socket; want 2 and 1", n, rs[1].reads.Load())
 	}
 }
+
+// TestAShortDatagramIsCountedAsMalformed: a datagram too short for a DNS
+// header is let go, not queued, and counted among the drops (malformed),
+// so that every datagram read is served, dropped, or counted so.
+func TestAShortDatagramIsCountedAsMalformed(t *testing.T) {
+	conn, raw, client := socketAndClient(t)
+	c := heldCodel(t)
+	r := &reader{c: c, conn: conn, feedRaw: raw}
+	for _, d := range []string{"a query", "a query......"} { // 7 octets, then 13
+		if _, err := client.Write([]byte(d)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.feed()
+	st := c.q.Stats()
+	if st.Queued != 1 || st.Drops[codel.Malformed] != 1 || r.reads.Load() != 2 {
+		t.Fatalf("read %d, queued %d, malformed %d; want 2 read, the 13-octet one queued, the 7-octet one counted malformed",
+			r.reads.Load(), st.Queued, st.Drops[codel.Malformed])
+	}
+}
