@@ -5,6 +5,7 @@
 #
 #   bash bench/device-scaling.sh pack   # here: fills .dev/ (ignored)
 #   BASE=HEAD~1 bash bench/device-scaling.sh pack   # and "base", built from that commit
+#   BASE=HEAD PATCH=bench/experiments/answer-cache.patch bash bench/device-scaling.sh pack
 #   bash bench/device-scaling.sh run    # there, with .dev carried: writes $OUT
 #   VARIANTS="2 full; 2 full PROCS=3" bash bench/device-scaling.sh variants   # there, after run
 #
@@ -37,6 +38,7 @@ pack() {
 	if [ -n "${BASE:-}" ]; then # load.sh's base: the full chain before a change
 		rm -rf "$dev/base-src"
 		git worktree add -f --detach "$dev/base-src" "$BASE" >/dev/null
+		[ -z "${PATCH:-}" ] || git -C "$dev/base-src" apply "$PWD/$PATCH" # a scratch build, as load.sh's
 		(cd "$dev/base-src" && CGO_ENABLED=0 go build -ldflags '-s -w' -o ../out/coredns-base ./cmd/coredns)
 		git worktree remove -f "$dev/base-src"
 		xz -T0 -6 "$dev/out/coredns-base"

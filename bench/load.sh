@@ -34,7 +34,9 @@
 #   NAMES=20 SERVERS="full knot" bash bench/load.sh        # 20 names asked over and over
 #
 # BASE names a commit: "base" is then the full chain built from it, so that
-# a change is measured against what came before it in the same run.
+# a change is measured against what came before it in the same run; PATCH
+# (a file, as bench/experiments/) is applied to it first: a scratch build
+# measured against the tree (BASE=HEAD PATCH=...).
 # DIAG=N: for ontime's full chain (and base) at N cores, a CPU profile
 # (3 s) and an execution trace (0.3 s) taken while dnsperf runs, into
 # bench/out/diag/ (pprof on port+2: where its cores idle, and why); for
@@ -106,6 +108,7 @@ if [ -z "${BUILT:-}" ]; then
 	if [ -n "${BASE:-}" ]; then
 		rm -rf "$out/base-src"
 		git worktree add -f --detach "$out/base-src" "$BASE" >/dev/null
+		[ -z "${PATCH:-}" ] || git -C "$out/base-src" apply "$PWD/$PATCH"
 		(cd "$out/base-src" && go build -o ../coredns-base ./cmd/coredns)
 		git worktree remove -f "$out/base-src"
 	fi
