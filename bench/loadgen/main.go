@@ -140,11 +140,27 @@ func main() {
 	asJSON := flag.Bool("json", false, "print the result as one JSON line")
 	inflight := flag.Int("inflight", 0, "closed loop instead: keep this many queries outstanding (to measure capacity)")
 	warmup := flag.Duration("warmup", 0, "leave the answers to queries sent in this first stretch out of the latency percentiles (steady state)")
+	batch := flag.Int("batch", 0, "with -inflight: send and read up to this many queries a system call (batch.go)")
+	sockets := flag.Int("sockets", 4, "with -batch: sockets (source ports) the window is shared over")
 	flag.Parse()
 
 	qs, err := load(*file, uint16(*bufsize))
 	if err != nil {
 		log.Fatal(err)
+	}
+	if *batch > 0 && *inflight > 0 {
+		raddr, err := net.ResolveUDPAddr("udp", *server)
+		if err != nil {
+			log.Fatal(err)
+		}
+		var hist histogram
+		r, err := runBatched(raddr, qs, *inflight, *batch, *sockets, *maxQ, *duration, *wait, *deadline, &hist)
+		if err != nil {
+			log.Fatal(err)
+		}
+		r.DeadlineMs = float64(deadline.Nanoseconds()) / 1e6
+		report(r, &hist, *deadline, *asJSON)
+		return
 	}
 	total := min(int(*rate*duration.Seconds()), *maxQ)
 	var tokens chan struct{}
@@ -320,6 +336,11 @@ func main() {
 		DeadlineMs: float64(dl) / 1e6,
 	}
 	r.Unanswered = r.Sent - r.Answered
+	report(r, &hist, *deadline, *asJSON)
+}
+
+// report completes r from hist and prints it.
+func report(r result, hist *histogram, deadline time.Duration, asJSON bool) {
 	r.P50, r.P90, r.P99, r.P999 = hist.quantile(0.5), hist.quantile(0.9), hist.quantile(0.99), hist.quantile(0.999)
 	// Error answers (a server's way of shedding, when told to answer
 	// dropped queries) are not on time: they answer nothing.
@@ -327,12 +348,12 @@ func main() {
 	r.OnTimeRate = float64(good) / float64(r.Sent)
 	r.GoodputQPS = float64(good) / r.Seconds
 	r.AnsweredQPS = float64(r.Answered) / r.Seconds
-	if *asJSON {
+	if asJSON {
 		json.NewEncoder(os.Stdout).Encode(r)
 		return
 	}
 	fmt.Printf("offered %.0f q/s for %.1f s: sent %d, answered %d (%.0f q/s), on time (<= %v) %d (%.1f%%, %.0f q/s)\n",
-		r.Offered, r.Seconds, r.Sent, r.Answered, r.AnsweredQPS, *deadline, good, 100*r.OnTimeRate, r.GoodputQPS)
+		r.Offered, r.Seconds, r.Sent, r.Answered, r.AnsweredQPS, deadline, good, 100*r.OnTimeRate, r.GoodputQPS)
 	fmt.Printf("unanswered %d, SERVFAIL %d, REFUSED %d, NXDOMAIN %d, NODATA %d\n", r.Unanswered, r.ServFail, r.Refused, r.NXDomain, r.NoData)
 	fmt.Printf("latency of answers: p50 %.3f ms, p90 %.3f ms, p99 %.3f ms, p99.9 %.3f ms\n", r.P50, r.P90, r.P99, r.P999)
 }
