@@ -12,16 +12,17 @@
 # codel-fastpack, codel-zonestore with fastpack, the encoder on that loop.
 #
 # Each server runs on CPU 0 (GOMAXPROCS=1, one worker thread for Knot and
-# NSD) and dnsperf on CPU 1: queries per second at saturation. Then
+# NSD) and the load tool on CPU 1 (LOADER, below): queries per second at
+# saturation. Then
 # bench/loadgen offers every server the same fixed rate (LAT_RATE, below
 # all of their capacities) for the latency percentiles, so that they are
-# compared on the same load rather than on how deep dnsperf fills each one's
+# compared on the same load rather than on how deep the load fills each one's
 # queue, and for the CPU time each spends an answered query on that load
 # (µs/q@rate; LAT_RATE=80000 for a load near ontime's capacity). With
 # CORES=N, CPUs 0 to N-1 go to the server (GOMAXPROCS=N, N workers for
-# Knot and NSD) and dnsperf runs on the CPUs left, a thread
-# each (4 clients and 200 queries outstanding a thread); with every CPU
-# given to the server the load tools share them, unpinned, dnsperf with a
+# Knot and NSD) and the load tool runs on the CPUs left, a thread
+# each (4 sockets and 200 queries outstanding a thread); with every CPU
+# given to the server the load tools share them, unpinned, with a
 # thread for every four CPUs. CORES="1 2 4 8" runs each, interleaved, each
 # server's rows named NAME@N, with its queries per second against its own
 # at one core (the scaling series, on a machine with the cores for it).
@@ -45,20 +46,21 @@
 # DIAG_PROFILE=0 leaves out the profile and the trace. PROCS=P runs
 # ontime with GOMAXPROCS=P instead of its cores, and
 # CODEL_OPTS=workers=1,sockets=2 gives its codel those options.
-# OUTSTANDING=N: dnsperf keeps N queries outstanding a thread (default
+# OUTSTANDING=N: the load keeps N queries outstanding a thread (default
 # 200). What a server drops
-# dnsperf waits 5 s for, so a window more than a server holds shrinks, by
-# its own drops, for the rest of the run: codel sheds what waits past
+# dnsperf waits 5 s for (loadgen 1 s), so a window more than a server holds
+# shrinks, by its own drops, for that long: codel sheds what waits past
 # twice its target, Knot and NSD what overflows a socket's buffer (on the
 # 16-CPU machine, of 3,000 outstanding at one core, codel dropped 2,972
 # and Knot lost 2,803). A smaller window, which neither drops, compares
 # them on the same one.
-# LOADER=loadgen saturates with bench/loadgen's batched closed loop
-# (-inflight OUTSTANDING a thread, sendmmsg and recvmmsg of 32) in place of
-# dnsperf: on the 2-CPU machine dnsperf needed all of its CPU, about 8 µs
-# a query, to keep one server core busy, so that the one-core figure was
-# dnsperf's rate; loadgen needs about half that, and the server is then the
-# limit. Queries lost are those it gave up on (unanswered after 1 s).
+# LOADER: what saturates. loadgen (the default since 2026-12-04 21:30):
+# bench/loadgen's batched closed loop (-inflight OUTSTANDING a thread,
+# sendmmsg and recvmmsg of 32); dnsperf: dnsperf, as before. On the 2-CPU
+# machine dnsperf needed all of its CPU, about 8 µs a query, to keep one
+# server core busy, so that the one-core figure was dnsperf's rate, not the
+# server's; loadgen needs about half that, and the server is then the
+# limit. Queries lost are those loadgen gave up on (unanswered after 1 s).
 # Every run of those builds leaves codel's and the chain's counters
 # (metrics, scraped after dnsperf) there too.
 # BUILT=1 builds nothing: ./coredns, bench/out/coredns-stock, bench/out/bin,
@@ -75,7 +77,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 ROUNDS=${ROUNDS:-3}
 SECS=${SECONDS_PER_RUN:-10}
-LOADER=${LOADER:-dnsperf}
+LOADER=${LOADER:-loadgen}
 case $LOADER in dnsperf | loadgen) ;; *) echo "LOADER is dnsperf or loadgen"; exit 1 ;; esac
 HOSTS=${HOSTS:-50000}
 SERVERS=${SERVERS:-"full zonestore file whoami knot nsd floor"}
