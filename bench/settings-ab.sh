@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # One build of ontime's full chain under two settings, A and B, run one
 # after the other in alternating order, the load tool sharing the server's
-# CPUs: queries a second and per CPU-second saturated (dnsperf), or CPU a
+# CPUs: queries a second and per CPU-second saturated (loadgen's batched
+# closed loop, 400 outstanding over 8 sockets; LOADER=dnsperf: dnsperf), or CPU a
 # query at an even rate (RATE set: bench/loadgen). A setting is GOMAXPROCS
 # and codel's options: PA/PB (GOMAXPROCS, default 2) and CA/CB (codel's
 # options, ';'-separated, default none).
@@ -45,8 +46,10 @@ for i in $(seq "$ROUNDS"); do
 		answering $port bench.example
 		if [ -n "${RATE:-}" ]; then
 			taskset -c "$CPUS" bench/out/bin/loadgen -server 127.0.0.1:$port -queries bench/out/queries.txt -rate "$RATE" -duration 7s -json > "$dir/load.$v" 2>&1 &
-		else
+		elif [ "${LOADER:-loadgen}" = dnsperf ]; then
 			taskset -c "$CPUS" dnsperf -s 127.0.0.1 -p $port -d bench/out/queries.txt -l 7 -c 8 -q 400 -S 0 > "$dir/load.$v" 2>&1 &
+		else
+			taskset -c "$CPUS" bench/out/bin/loadgen -server 127.0.0.1:$port -queries bench/out/queries.txt -inflight 400 -batch 32 -sockets 8 -duration 7s -json > "$dir/load.$v" 2>&1 &
 		fi
 		load=$!
 		sleep 1.5
@@ -57,10 +60,10 @@ for i in $(seq "$ROUNDS"); do
 		kill $pid
 		wait $pid 2>/dev/null || true
 		pid=
-		if [ -n "${RATE:-}" ]; then
-			qps=$(field answered_qps < "$dir/load.$v")
-		else
+		if [ -z "${RATE:-}" ] && [ "${LOADER:-loadgen}" = dnsperf ]; then
 			qps=$(awk '/Queries per second/ {print $4}' "$dir/load.$v")
+		else
+			qps=$(field answered_qps < "$dir/load.$v")
 		fi
 		echo "$i $v $qps $((u1 - u0 + s1 - s0))"
 	done
