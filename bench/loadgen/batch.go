@@ -36,7 +36,6 @@ type batchLoop struct {
 	onTime  int64 // answered within the deadline
 	counts  [dns.RcodeBadCookie + 1]int64
 	nodata  int64
-	lost    int64 // given up on after -wait
 }
 
 // runBatched runs the batched closed loop for duration and returns its
@@ -115,33 +114,26 @@ func (l *batchLoop) run(qs []query, first, batch int, maxQ int64, total *atomic.
 		}
 		for l.out < l.window {
 			n := min(batch, l.window-l.out)
-			if total.Add(int64(n)) > maxQ {
+			sum := total.Add(int64(n))
+			if sum > maxQ {
 				l.drain(in, start, wait, deadline, hist)
 				return
 			}
+			seq := int(sum) - n // every socket's queries numbered apart, for _rand_ names
 			t := max(time.Since(start).Nanoseconds(), 1)
 			for i := range n {
-				b := append(out[i].Buffers[0][:0], qs[q%len(qs)].wire...)
-				if r := qs[q%len(qs)].rand; r >= 0 {
-					const hex = "0123456789abcdef"
-					for j := range 6 {
-						b[r+j] = hex[(int(l.queries)+i)>>(4*(5-j))&0xF]
-					}
-				}
 				if uint16(l.next-l.oldest) == 65535 {
 					// Every ID is in use: the oldest, sent 65,535 queries
 					// ago and unanswered, gives its place up now.
 					if l.sent[l.oldest] != 0 {
 						l.sent[l.oldest] = 0
 						l.out--
-						l.lost++
 					}
 					l.oldest++
 				}
-				binary.BigEndian.PutUint16(b, l.next)
+				out[i].Buffers[0] = qs[q%len(qs)].packet(out[i].Buffers[0][:0], seq+i, l.next)
 				l.sent[l.next] = t
 				l.next++
-				out[i].Buffers[0] = b
 				q++
 			}
 			sent, err := l.pc.WriteBatch(out[:n], 0)
@@ -217,7 +209,6 @@ func (l *batchLoop) giveUp(old int64) {
 		if t != 0 {
 			l.sent[l.oldest] = 0
 			l.out--
-			l.lost++
 		}
 		l.oldest++
 	}

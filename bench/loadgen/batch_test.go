@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/miekg/dns"
 )
 
 // TestBatchedLoopAccountsForEveryQuery runs the batched closed loop against
@@ -77,5 +79,37 @@ func TestBatchedLoopAccountsForEveryQuery(t *testing.T) {
 	// An echoed query is NOERROR with no answer records: NODATA.
 	if r.NoData != r.Answered || r.NXDomain+r.ServFail+r.Refused != 0 {
 		t.Errorf("answers by kind: %+v, want every one NODATA", r)
+	}
+}
+
+// TestPacketNumbersRandLabels: a _rand_ label becomes six hex digits of
+// the query's number, so that queries numbered apart ask names apart, and
+// the ID is the one given; a name without one goes out as read.
+func TestPacketNumbersRandLabels(t *testing.T) {
+	file := t.TempDir() + "/queries.txt"
+	if err := os.WriteFile(file, []byte("x._rand_.example.org. A\nwww.example.org. A\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qs, err := load(file, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for n := range 3 {
+		m := new(dns.Msg)
+		if err := m.Unpack(qs[0].packet([]byte("prefix"), 0x12345+n, uint16(n+7))[len("prefix"):]); err != nil {
+			t.Fatal(err)
+		}
+		if m.Id != uint16(n+7) {
+			t.Errorf("ID %d, want %d", m.Id, n+7)
+		}
+		names[m.Question[0].Name] = true
+	}
+	if !names["x.012345.example.org."] || len(names) != 3 {
+		t.Errorf("names %v, want x.012345.example.org. and two more, all apart", names)
+	}
+	m := new(dns.Msg)
+	if err := m.Unpack(qs[1].packet(nil, 99, 1)); err != nil || m.Question[0].Name != "www.example.org." {
+		t.Errorf("a name without _rand_: %v, %v", m, err)
 	}
 }

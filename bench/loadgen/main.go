@@ -43,6 +43,20 @@ type query struct {
 	rand int // offset of the _rand_ label's six octets, or -1
 }
 
+// packet appends q to dst as the n-th query sent, its _rand_ label (if
+// any) replaced by six hex digits of n, its ID id.
+func (q query) packet(dst []byte, n int, id uint16) []byte {
+	b := append(dst, q.wire...)
+	if q.rand >= 0 {
+		const hex = "0123456789abcdef"
+		for j := range 6 {
+			b[len(dst)+q.rand+j] = hex[(n>>(4*(5-j)))&0xF]
+		}
+	}
+	binary.BigEndian.PutUint16(b[len(dst):], id)
+	return b
+}
+
 func load(path string, bufsize uint16) ([]query, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -300,17 +314,9 @@ func main() {
 			due = sent + 1
 		}
 		for ; sent < due; sent++ {
-			q := qs[sent%len(qs)]
-			pkt = append(pkt[:0], q.wire...)
-			if q.rand >= 0 {
-				const hex = "0123456789abcdef"
-				for j := range 6 {
-					pkt[q.rand+j] = hex[(sent>>(4*(5-j)))&0xF]
-				}
-			}
 			c := conns[sent/65536]
 			id := uint16(sent)
-			binary.BigEndian.PutUint16(pkt, id)
+			pkt = qs[sent%len(qs)].packet(pkt[:0], sent, id)
 			c.sent[id].Store(max(time.Since(start).Nanoseconds(), 1))
 			c.c.Write(pkt)
 			sentNow.Store(int64(sent + 1))
