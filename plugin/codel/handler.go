@@ -51,26 +51,34 @@ func (c *Codel) attach(s *dnsserver.Server) {
 		log.Warningf("reading %s: %v; CoreDNS's reader serves it alone", s.Addr, err)
 		return
 	}
-	rs := []*reader{r}
-	for r.undo != nil && len(rs) < c.sockets {
+	c.add(r)
+	for n := 1; r.undo != nil && n < c.sockets; n++ {
 		more, err := newReader(c, s, addr, r)
 		if err != nil {
-			log.Warningf("reading %s: %v; %d socket(s) of codel's own", s.Addr, err, len(rs))
+			log.Warningf("reading %s: %v; %d socket(s) of codel's own", s.Addr, err, n)
 			break
 		}
-		rs = append(rs, more)
+		c.add(more)
 	}
+}
+
+// add makes r one of the Codel's readers, then starts it: it reads
+// nothing that socketReads does not count, and a stop that comes first
+// finds it (close waits for its goroutine, which a closed socket or
+// queue ends at once).
+func (c *Codel) add(r *reader) {
 	for {
 		old := c.readers.Load()
 		var next []*reader
 		if old != nil {
 			next = append(next, *old...)
 		}
-		next = append(next, rs...)
+		next = append(next, r)
 		if c.readers.CompareAndSwap(old, &next) {
-			return
+			break
 		}
 	}
+	r.start()
 }
 
 // readerFor finds the socket of s and reads it, and returns the address it

@@ -85,9 +85,9 @@ const packetSize = 4096
 // those of queued queries too long for a small one (packetbuf.go).
 var packets = sync.Pool{New: func() any { b := make([]byte, packetSize); return &b }}
 
-// newReader starts reading the socket of s, bound to addr: CoreDNS's, or
-// one of codel's own; with first (a reader opened on addr before), one of
-// codel's own beside that reader's, or an error.
+// newReader opens the socket of s, bound to addr, for a reader: CoreDNS's,
+// or one of codel's own; with first (a reader opened on addr before), one
+// of codel's own beside that reader's, or an error. start starts reading.
 func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort, first *reader) (*reader, error) {
 	conn, feedCon, undo, forget, err := openSockets(addr, first == nil)
 	if err != nil {
@@ -114,9 +114,6 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort, first *reader
 			r.stamped = undo != nil && rxstamp.Enable(raw)
 			if r.recycle {
 				r.waitOnce = r.drainWaited
-				go r.attend()
-			} else {
-				go r.run()
 			}
 			return r, nil
 		}
@@ -128,6 +125,19 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort, first *reader
 		forget()
 	}
 	return nil, err
+}
+
+// start starts the goroutine that waits on the socket. Codel.attach
+// calls it once the reader is among the Codel's readers, whose reads the
+// metrics sum: one it read before, while attach opened the next socket
+// (a /proc walk, long on a loaded machine), came into the sum late, and a
+// test that counted its queries found one it had not sent.
+func (r *reader) start() {
+	if r.recycle {
+		go r.attend()
+	} else {
+		go r.run()
+	}
 }
 
 // run blocks on the socket and queues what it reads, until the socket is

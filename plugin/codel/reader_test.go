@@ -204,6 +204,10 @@ func TestSocketsSpreadTheClients(t *testing.T) {
 	if r.undo == nil {
 		t.Skip("codel shares CoreDNS's socket here")
 	}
+	// The readers join one at a time, each as its socket opens.
+	for end := time.Now().Add(5 * time.Second); len(*r.c.readers.Load()) < 3 && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
 	var group []*reader
 	inodes := map[string]bool{}
 	for _, o := range *r.c.readers.Load() {
@@ -284,5 +288,69 @@ func TestAShortDatagramIsCountedAsMalformed(t *testing.T) {
 	if st.Queued != 1 || st.Drops[codel.Malformed] != 1 || r.reads.Load() != 2 {
 		t.Fatalf("read %d, queued %d, malformed %d; want 2 read, the 13-octet one queued, the 7-octet one counted malformed",
 			r.reads.Load(), st.Queued, st.Drops[codel.Malformed])
+	}
+}
+
+// TestAReaderReadsOnlyOnceCounted: a reader opened on a socket reads
+// nothing until it is among its Codel's readers (add), whose reads the
+// metrics sum. One that read at once, while attach opened the next
+// socket, put queries into the sum late: a test that counted its own
+// found one more than it sent. Here a reader opened beside a server's
+// leaves the queries the kernel hands its socket unread; once added it
+// reads them (late by then: CoDel drops them, counted) and answers what
+// comes next.
+func TestAReaderReadsOnlyOnceCounted(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the reader runs on Linux")
+	}
+	r := startServer(t, " codel {\n  sockets 1\n }\n", "", "$ORIGIN example.org.\n@ 3600 IN SOA ns. host. 1 7200 3600 1209600 3600\n@ 3600 IN NS ns.\nwww 3600 IN A 192.0.2.1\n", "example.org.")
+	if r.undo == nil {
+		t.Skip("codel shares CoreDNS's socket here")
+	}
+	more, err := newReader(r.c, r.server, r.local.(*net.UDPAddr).AddrPort(), r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	q, _ := m.Pack()
+	// Clients from ports of their own: the kernel hands about half of
+	// them to the new socket.
+	var clients, waiting []*net.UDPConn
+	for range 40 {
+		c, err := net.DialUDP("udp", nil, r.local.(*net.UDPAddr))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		c.Write(q)
+		clients = append(clients, c)
+	}
+	time.Sleep(300 * time.Millisecond) // for the answers from the server's socket
+	for _, c := range clients {
+		c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
+		if _, err := c.Read(make([]byte, 512)); err != nil {
+			waiting = append(waiting, c)
+		}
+	}
+	if n := more.reads.Load(); n != 0 {
+		t.Fatalf("a reader not yet added read %d queries", n)
+	}
+	if len(waiting) == 0 {
+		t.Fatal("no client's query went to the new socket")
+	}
+	r.c.add(more)
+	for end := time.Now().Add(2 * time.Second); more.reads.Load() < uint64(len(waiting)) && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if n := more.reads.Load(); n != uint64(len(waiting)) {
+		t.Fatalf("the added reader read %d queries, want the %d left on its socket", n, len(waiting))
+	}
+	for _, c := range waiting {
+		c.Write(q)
+		c.SetReadDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Read(make([]byte, 512)); err != nil {
+			t.Fatalf("a client of the added reader's socket is not answered: %v", err)
+		}
 	}
 }

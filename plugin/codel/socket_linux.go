@@ -7,6 +7,7 @@ import (
 	"context"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -172,12 +173,21 @@ func inodeOf(conn *net.UDPConn) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	var st unix.Stat_t
+	var ino string
 	var serr error
-	if err := raw.Control(func(fd uintptr) { serr = unix.Fstat(int(fd), &st) }); err != nil {
+	if err := raw.Control(func(fd uintptr) { ino, serr = fdInode(int(fd)) }); err != nil {
 		return "", err
 	}
-	return fmt.Sprint(st.Ino), serr
+	return ino, serr
+}
+
+// fdInode returns the inode of the file descriptor fd refers to.
+func fdInode(fd int) (string, error) {
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return "", err
+	}
+	return fmt.Sprint(st.Ino), nil
 }
 
 // stolen counts the readers of each CoreDNS socket (by inode) that codel
@@ -313,15 +323,27 @@ func sharedSockets(addr netip.AddrPort) ([]sharedSocket, error) {
 		if _, own := ownSockets.Load(inode); own || !inodes[inode] || seen[inode] {
 			continue
 		}
-		seen[inode] = true
 		var n int
 		fmt.Sscan(fd.Name(), &n)
 		// Dup first: an *os.File closes its descriptor when collected,
 		// and this one is CoreDNS's.
 		dup, err := syscall.Dup(n)
-		if err != nil {
-			return fail(err)
+		if errors.Is(err, syscall.EBADF) {
+			// Closed since it was listed: during a reload the old
+			// server closes its descriptors while the new one starts.
+			continue
 		}
+		if err != nil {
+			return fail(fmt.Errorf("descriptor %d of CoreDNS's socket: %w", n, err))
+		}
+		// The number may also have been closed and given to another
+		// file since: the copy must still be the socket listed, or
+		// steal would connect some other socket away.
+		if now, err := fdInode(dup); err != nil || now != inode {
+			syscall.Close(dup)
+			continue
+		}
+		seen[inode] = true
 		syscall.CloseOnExec(dup)
 		f := os.NewFile(uintptr(dup), "codel "+addr.String())
 		pc, err := net.FilePacketConn(f) // dups again, and registers with the poller

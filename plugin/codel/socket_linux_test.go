@@ -1,0 +1,103 @@
+//go:build linux
+
+package codel
+
+import (
+	"context"
+	"net"
+	"net/netip"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// reusePort listens on addr with SO_REUSEPORT, as CoreDNS's listener does.
+func reusePort(t *testing.T, addr string) *net.UDPConn {
+	t.Helper()
+	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
+		var serr error
+		err := c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) })
+		if err != nil {
+			return err
+		}
+		return serr
+	}}
+	pc, err := lc.ListenPacket(context.Background(), "udp4", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pc.(*net.UDPConn)
+}
+
+// TestSharedSocketsWhileDescriptorsChurn: sharedSockets lists descriptors
+// in /proc/self/fd and then copies them, and during a reload the old
+// server closes its own meanwhile. A descriptor closed between the two is
+// passed by (fresh-clone CI runs saw codel give up on a reload with "bad
+// file descriptor"), and one whose number went to another file meanwhile
+// is not taken for the socket listed: steal would connect that file away.
+// Here sockets on the same address, and others, open and close while
+// sharedSockets runs again and again: it always finds the one that stays,
+// and every socket it returns is the one it names and is bound to addr.
+func TestSharedSocketsWhileDescriptorsChurn(t *testing.T) {
+	core := reusePort(t, "127.0.0.1:0")
+	defer core.Close()
+	addr := boundTo(core)
+	coreInode, err := inodeOf(core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				// An old server's socket on the address going away, and
+				// other sockets taking the numbers it frees.
+				old := reusePort(t, addr.String())
+				other, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+				old.Close()
+				if err == nil {
+					other.Close()
+				}
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for end := time.Now().Add(time.Second); time.Now().Before(end); {
+		found, err := sharedSockets(addr)
+		if err != nil {
+			t.Fatalf("sharedSockets: %v", err)
+		}
+		var core bool
+		for _, s := range found {
+			ino, err := inodeOf(s.conn)
+			if err != nil || ino != s.inode {
+				t.Fatalf("a socket named inode %s is inode %s (%v)", s.inode, ino, err)
+			}
+			if got := boundTo(s.conn); got != addr {
+				t.Fatalf("a socket bound to %s, listed for %s", got, addr)
+			}
+			core = core || s.inode == coreInode
+		}
+		closeShared(found)
+		if !core {
+			t.Fatalf("the socket that stays bound to %s was not found", addr)
+		}
+	}
+}
+
+// boundTo is the address a UDP socket is bound to, IPv4 unmapped.
+func boundTo(c *net.UDPConn) netip.AddrPort {
+	a := c.LocalAddr().(*net.UDPAddr).AddrPort()
+	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+}
