@@ -311,6 +311,15 @@ func TestAReaderReadsOnlyOnceCounted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	added := false
+	t.Cleanup(func() { // once added, the server's shutdown closes it
+		if !added {
+			more.conn.Close()
+			more.feedCon.Close()
+			more.undo()
+			more.forget()
+		}
+	})
 	m := new(dns.Msg)
 	m.SetQuestion("www.example.org.", dns.TypeA)
 	q, _ := m.Pack()
@@ -340,6 +349,7 @@ func TestAReaderReadsOnlyOnceCounted(t *testing.T) {
 		t.Fatal("no client's query went to the new socket")
 	}
 	r.c.add(more)
+	added = true
 	for end := time.Now().Add(2 * time.Second); more.reads.Load() < uint64(len(waiting)) && time.Now().Before(end); {
 		time.Sleep(10 * time.Millisecond)
 	}
