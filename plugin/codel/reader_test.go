@@ -335,7 +335,7 @@ func TestAReaderReadsOnlyOnceCounted(t *testing.T) {
 		c.Write(q)
 		clients = append(clients, c)
 	}
-	time.Sleep(300 * time.Millisecond) // for the answers from the server's socket
+	time.Sleep(time.Second) // for the answers from the server's socket, a thousand times their usual time
 	for _, c := range clients {
 		c.SetReadDeadline(time.Now().Add(5 * time.Millisecond))
 		if _, err := c.Read(make([]byte, 512)); err != nil {
