@@ -43,7 +43,10 @@ func reusePort(addr string) (*net.UDPConn, error) {
 // sharedSockets runs again and again: it always finds the one that stays,
 // and every socket it returns is the one it names and is bound to addr.
 func TestSharedSocketsWhileDescriptorsChurn(t *testing.T) {
-	core, err := reusePort("127.0.0.1:0")
+	// An address of loopback no other test binds: a port chosen by the
+	// kernel for a socket with SO_REUSEPORT may be one that another test's
+	// server holds with it (the two would share that server's datagrams).
+	core, err := reusePort("127.3.2.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
