@@ -39,7 +39,7 @@
 # (a file, as bench/experiments/) is applied to it first: a scratch build
 # measured against the tree (BASE=HEAD PATCH=...).
 # DIAG=N: for ontime's full chain (and base) at N cores, a CPU profile
-# (3 s) and an execution trace (0.3 s) taken while dnsperf runs, into
+# (3 s) and an execution trace (0.3 s) taken while the load runs, into
 # bench/out/diag/ (pprof on port+2: where its cores idle, and why); for
 # every server at N cores, first, 1.5 s of bench/sched-sample.py: its
 # CPUs' time by kind and its threads' states as the kernel sees them.
@@ -62,7 +62,7 @@
 # server's; loadgen needs about half that, and the server is then the
 # limit. Queries lost are those loadgen gave up on (unanswered after 1 s).
 # Every run of those builds leaves codel's and the chain's counters
-# (metrics, scraped after dnsperf) there too.
+# (metrics, scraped after the load) there too.
 # BUILT=1 builds nothing: ./coredns, bench/out/coredns-stock, bench/out/bin,
 # bench/out/db.bench and bench/out/queries.txt are used as they are (made on
 # another machine, for one without Go: bench/device-scaling.sh).
@@ -263,11 +263,10 @@ for round in $(seq "$ROUNDS"); do
 				lost=$(awk '/Queries lost/ {print $3}' "$out/$s.dnsperf")
 				done_q=$(awk '/Queries completed/ {print $3}' "$out/$s.dnsperf")
 			fi
-			# The server's CPU use while dnsperf ran, and the queries it
+			# The server's CPU use while the load ran, and the queries it
 			# answered per second of it: the rate one core would reach with a
 			# load tool that always kept up (on this shared machine dnsperf,
-			# on the other core, sometimes does not), net of time the
-			# hypervisor took.
+			# on the other core, did not), net of time the hypervisor took.
 			cpu_pct=$(echo "100 * $cpu / $SECS" | bc -l)
 			per_cpu=$(echo "if ($cpu > 0) ${done_q:-0} / $cpu else 0" | bc -l)
 			# The same split: microseconds of user and of system (kernel) time
@@ -276,7 +275,7 @@ for round in $(seq "$ROUNDS"); do
 			user_us=$(echo "if (${done_q:-0} > 0) ($u1 - $u0) * 1000000 / $hz / $done_q else 0" | bc -l)
 			sys_us=$(echo "if (${done_q:-0} > 0) ($s1 - $s0) * 1000000 / $hz / $done_q else 0" | bc -l)
 			# At the fixed rate, every server is offered the same arrivals,
-			# evenly spaced rather than paced by its own answers as dnsperf's
+			# evenly spaced rather than paced by its own answers as the saturating load's
 			# are: its CPU time an answered query (user and kernel) is what
 			# serving that load costs it.
 			read -r u0 s0 < <(cpu_ticks "$pid")

@@ -189,9 +189,9 @@ func (l *batchLoop) read(in []ipv4.Message, start time.Time, deadline time.Durat
 		if at-t <= deadline.Nanoseconds() {
 			l.onTime++
 		}
-		rc := b[3] & 0xF
+		rc, nodata := answerKind(b)
 		l.counts[rc]++
-		if rc == dns.RcodeSuccess && b[6] == 0 && b[7] == 0 {
+		if nodata {
 			l.nodata++
 		}
 	}

@@ -45,14 +45,7 @@ func TestBatchedLoopAccountsForEveryQuery(t *testing.T) {
 		}
 	}()
 
-	file := t.TempDir() + "/queries.txt"
-	if err := os.WriteFile(file, []byte("www.example.org. A\nexample.org. MX\nx._rand_.example.org. AAAA do\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	qs, err := load(file, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	qs := queriesOf(t, "www.example.org. A\nexample.org. MX\nx._rand_.example.org. AAAA do\n")
 	// A window of 32 stays inside a socket's default receive buffer (212,992
 	// octets: about 2 KiB of kernel memory a datagram), so that the kernel
 	// drops nothing even when the server goroutine waits for a CPU.
@@ -82,18 +75,25 @@ func TestBatchedLoopAccountsForEveryQuery(t *testing.T) {
 	}
 }
 
-// TestPacketNumbersRandLabels: a _rand_ label becomes six hex digits of
-// the query's number, so that queries numbered apart ask names apart, and
-// the ID is the one given; a name without one goes out as read.
-func TestPacketNumbersRandLabels(t *testing.T) {
+// queriesOf loads the queries of a query file with text, as -queries does.
+func queriesOf(t *testing.T, text string) []query {
+	t.Helper()
 	file := t.TempDir() + "/queries.txt"
-	if err := os.WriteFile(file, []byte("x._rand_.example.org. A\nwww.example.org. A\n"), 0o644); err != nil {
+	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	qs, err := load(file, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return qs
+}
+
+// TestPacketNumbersRandLabels: a _rand_ label becomes six hex digits of
+// the query's number, so that queries numbered apart ask names apart, and
+// the ID is the one given; a name without one goes out as read.
+func TestPacketNumbersRandLabels(t *testing.T) {
+	qs := queriesOf(t, "x._rand_.example.org. A\nwww.example.org. A\n")
 	names := map[string]bool{}
 	for n := range 3 {
 		m := new(dns.Msg)

@@ -57,6 +57,13 @@ func (q query) packet(dst []byte, n int, id uint16) []byte {
 	return b
 }
 
+// answerKind reads an answer's rcode, and whether it is NODATA: NOERROR
+// with no answer record.
+func answerKind(b []byte) (rcode int, nodata bool) {
+	rcode = int(b[3] & 0xF)
+	return rcode, rcode == dns.RcodeSuccess && b[6] == 0 && b[7] == 0
+}
+
 func load(path string, bufsize uint16) ([]query, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -172,7 +179,6 @@ func main() {
 		if err != nil {
 			log.Fatal(err)
 		}
-		r.DeadlineMs = float64(deadline.Nanoseconds()) / 1e6
 		report(r, &hist, *deadline, *asJSON)
 		return
 	}
@@ -248,7 +254,7 @@ func main() {
 				if lat <= dl {
 					onTime.Add(1)
 				}
-				switch buf[3] & 0xF {
+				switch rc, empty := answerKind(buf); rc {
 				case dns.RcodeServerFailure:
 					servfail.Add(1)
 				case dns.RcodeRefused:
@@ -256,7 +262,7 @@ func main() {
 				case dns.RcodeNameError:
 					nxdomain.Add(1)
 				case dns.RcodeSuccess:
-					if buf[6] == 0 && buf[7] == 0 {
+					if empty {
 						nodata.Add(1)
 					}
 				}
@@ -339,7 +345,6 @@ func main() {
 		Offered: *rate, Seconds: sendTime.Seconds(), Sent: int64(sent),
 		Answered: answered.Load(), OnTime: onTime.Load(), ServFail: servfail.Load(), Refused: refused.Load(),
 		NXDomain: nxdomain.Load(), NoData: nodata.Load(),
-		DeadlineMs: float64(dl) / 1e6,
 	}
 	r.Unanswered = r.Sent - r.Answered
 	report(r, &hist, *deadline, *asJSON)
@@ -347,6 +352,7 @@ func main() {
 
 // report completes r from hist and prints it.
 func report(r result, hist *histogram, deadline time.Duration, asJSON bool) {
+	r.DeadlineMs = float64(deadline.Nanoseconds()) / 1e6
 	r.P50, r.P90, r.P99, r.P999 = hist.quantile(0.5), hist.quantile(0.9), hist.quantile(0.99), hist.quantile(0.999)
 	// Error answers (a server's way of shedding, when told to answer
 	// dropped queries) are not on time: they answer nothing.

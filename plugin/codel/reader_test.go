@@ -191,6 +191,9 @@ func TestAFeedReadsWhileReadsComeBackFull(t *testing.T) {
 	}
 }
 
+// wwwZone is example.org. with one name, www, whose A record answers.
+const wwwZone = "$ORIGIN example.org.\n@ 3600 IN SOA ns. host. 1 7200 3600 1209600 3600\n@ 3600 IN NS ns.\nwww 3600 IN A 192.0.2.1\n"
+
 // TestSocketsSpreadTheClients: with sockets 3, codel reads three sockets
 // of its own on the server's address, and the kernel spreads clients over
 // them by their ports: 60 clients, each from a port of its own, are
@@ -200,7 +203,7 @@ func TestSocketsSpreadTheClients(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the reader runs on Linux")
 	}
-	r := startServer(t, " codel {\n  sockets 3\n }\n", "", "$ORIGIN example.org.\n@ 3600 IN SOA ns. host. 1 7200 3600 1209600 3600\n@ 3600 IN NS ns.\nwww 3600 IN A 192.0.2.1\n", "example.org.")
+	r := startServer(t, " codel {\n  sockets 3\n }\n", "", wwwZone, "example.org.")
 	if r.undo == nil {
 		t.Skip("codel shares CoreDNS's socket here")
 	}
@@ -303,7 +306,7 @@ func TestAReaderReadsOnlyOnceCounted(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the reader runs on Linux")
 	}
-	r := startServer(t, " codel {\n  sockets 1\n }\n", "", "$ORIGIN example.org.\n@ 3600 IN SOA ns. host. 1 7200 3600 1209600 3600\n@ 3600 IN NS ns.\nwww 3600 IN A 192.0.2.1\n", "example.org.")
+	r := startServer(t, " codel {\n  sockets 1\n }\n", "", wwwZone, "example.org.")
 	if r.undo == nil {
 		t.Skip("codel shares CoreDNS's socket here")
 	}
