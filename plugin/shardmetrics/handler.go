@@ -21,6 +21,7 @@ package shardmetrics
 
 import (
 	"context"
+	"net"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -29,7 +30,6 @@ import (
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics"
 	"github.com/coredns/coredns/plugin/pkg/rcode"
-	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/codel"
@@ -86,8 +86,9 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if !ok || hop.Life == nil || len(r.Question) == 0 {
 		return h.m.ServeDNS(ctx, w, r)
 	}
-	reqSize := requestLen(r)
 	qname := r.Question[0].Name // as asked: a plugin below (rewrite) may change r
+	plain := strings.IndexByte(qname, '\\') < 0
+	reqSize := requestLen(r, plain)
 	next := h.m.Next
 	rw := recorders.Get().(*recorder)
 	start := hop.Taken // when a worker took the query off codel's queue, where one did
@@ -107,28 +108,27 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if !plugin.ClientWrite(status) {
 		rc = status
 	}
-	h.report(ctx, w, r, rw, qname, rc, reqSize)
+	h.report(ctx, w, r, rw, qname, plain, rc, reqSize)
 	return status, err
 }
 
 // report counts the query as vars.Report does.
-func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, rw *recorder, qname string, rc, reqSize int) {
-	state := request.Request{W: w, Req: r}
-	qt := state.QType()
+func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, rw *recorder, qname string, plain bool, rc, reqSize int) {
+	var qt uint16
+	if len(r.Question) > 0 { // request.Request's QType: a plugin below may have emptied it
+		qt = r.Question[0].Qtype
+	}
+	opt := r.IsEdns0()
 	k := key{
 		server: metrics.WithServer(ctx),
-		zone:   h.zoneOf(qname, rw.start),
+		zone:   h.zoneOf(qname, plain, rw.start),
 		view:   metrics.WithView(ctx),
-		proto:  state.Proto(),
-		family: "1",
 		qtype:  qtypeLabel(qt),
 		rcode:  rcodeLabel(rc),
 		plugin: rw.plugin,
-		do:     state.Do(),
+		do:     opt != nil && opt.Do(),
 	}
-	if state.Family() == 2 {
-		k.family = "2"
-	}
+	k.proto, k.family = transport(w)
 	took := time.Duration(codel.Now() - rw.start).Seconds()
 	hd := handles.Get().(*handle)
 	s := hd.s
@@ -139,11 +139,35 @@ func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 	}
 	se.requests++
 	se.duration.observe(took)
-	se.respSize.observe(float64(rw.size))
-	se.reqSize.observe(float64(reqSize))
+	se.respSize.observeSize(rw.size)
+	se.reqSize.observeSize(reqSize)
 	se.rcode++
 	s.mu.Unlock()
 	handles.Put(hd)
+}
+
+// transport is request.Request's Proto and Family (as a label) of the
+// query's writer, from one read of its remote address, where the two, and
+// Do through Size, read it three times.
+func transport(w dns.ResponseWriter) (proto, family string) {
+	ra := w.RemoteAddr()
+	if u, ok := ra.(interface{ Unwrap() net.Addr }); ok {
+		if inner := u.Unwrap(); inner != nil {
+			ra = inner
+		}
+	}
+	var ip net.IP
+	proto = "udp"
+	switch a := ra.(type) {
+	case *net.UDPAddr:
+		ip = a.IP
+	case *net.TCPAddr:
+		proto, ip = "tcp", a.IP
+	}
+	if ip.To4() != nil {
+		return proto, "1"
+	}
+	return proto, "2"
 }
 
 // rcodeNames are rcode.ToString's labels of rcodes 0 to 23 (every rcode
@@ -167,14 +191,14 @@ func rcodeLabel(rc int) string {
 // zoneOf is the longest of the stock plugin's zones that holds qname, or
 // the root, as the stock plugin labels it (plugin.Zones.Matches, whose
 // label comparison allocates; it still judges a name with escapes).
-func (h *Handler) zoneOf(qname string, now int64) string {
+func (h *Handler) zoneOf(qname string, plain bool, now int64) string {
 	z := h.zones.Load()
 	if z == nil || now-z.at > zonesAge || now < z.at {
 		z = &zoneNames{names: h.m.ZoneNames(), at: now}
 		h.zones.Store(z)
 	}
 	zone := ""
-	if strings.IndexByte(qname, '\\') >= 0 {
+	if !plain {
 		zone = plugin.Zones(z.names).Matches(qname)
 	} else {
 		for _, name := range z.names {

@@ -361,21 +361,21 @@ func TestZonesReadAgain(t *testing.T) {
 	m := newStock()
 	h := Wrap(m).(*Handler)
 	const t0 = int64(1e18)
-	if z := h.zoneOf("www.new.org.", t0); z != "." {
+	if z := h.zoneOf("www.new.org.", true, t0); z != "." {
 		t.Fatalf("www.new.org. is in %q before new.org. is a zone", z)
 	}
 	m.AddZone("new.org.")
-	if z := h.zoneOf("www.new.org.", t0+zonesAge/2); z != "." {
+	if z := h.zoneOf("www.new.org.", true, t0+zonesAge/2); z != "." {
 		t.Errorf("the zones were read again before they were %d ns old: %q", zonesAge, z)
 	}
-	if z := h.zoneOf("www.new.org.", t0+zonesAge+1); z != "new.org." {
+	if z := h.zoneOf("www.new.org.", true, t0+zonesAge+1); z != "new.org." {
 		t.Errorf("www.new.org. is in %q after new.org. was added", z)
 	}
 	m.RemoveZone("new.org.")
-	if z := h.zoneOf("www.new.org.", t0+2*zonesAge+2); z != "." {
+	if z := h.zoneOf("www.new.org.", true, t0+2*zonesAge+2); z != "." {
 		t.Errorf("www.new.org. is in %q after new.org. was removed", z)
 	}
-	if z := h.zoneOf("WWW.Sub.Example.ORG.", t0+2*zonesAge+2); z != "sub.example.org." {
+	if z := h.zoneOf("WWW.Sub.Example.ORG.", true, t0+2*zonesAge+2); z != "sub.example.org." {
 		t.Errorf("WWW.Sub.Example.ORG. is in %q", z)
 	}
 }

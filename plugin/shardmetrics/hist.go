@@ -37,7 +37,22 @@ type histKind struct {
 	bounds []float64
 	lo     int
 	dense  int
+	// small are the buckets of the whole numbers below smallSizes, found
+	// once, for the sizes a query observes (observeSize): a table read
+	// instead of a search of the classic bounds and of the native ones.
+	small []smallBuckets
 }
+
+// smallBuckets are a whole number's classic bucket and dense native one
+// (its index in hist.native; -1 for zero, which is in the zero bucket).
+type smallBuckets struct {
+	classic uint8
+	native  int16
+}
+
+// smallSizes: request sizes (a question and an OPT record) and most
+// response sizes are below it.
+const smallSizes = 1024
 
 var (
 	schema    = pickSchema(plugin.NativeHistogramBucketFactor)
@@ -49,7 +64,7 @@ var (
 // 2^-24 s (60 ns) to 2^8 s, sizes from 1 octet to 2^17.
 var (
 	durationKind = newKind(plugin.TimeBuckets, -24, 8)
-	sizeKind     = newKind(sizeBuckets, 0, 17)
+	sizeKind     = newKind(sizeBuckets, 0, 17).withSmall()
 )
 
 // newKind makes the kind of histograms with classic bounds and dense
@@ -60,6 +75,20 @@ func newKind(bounds []float64, loExp, hiExp int) *histKind {
 	}
 	lo := nativeKey(math.Ldexp(1, loExp))
 	return &histKind{bounds: bounds, lo: lo, dense: nativeKey(math.Ldexp(1, hiExp)) - lo + 1}
+}
+
+// withSmall fills k.small; k's dense native range must hold 1 to
+// smallSizes-1 (sizeKind's holds 2^0 to 2^17).
+func (k *histKind) withSmall() *histKind {
+	k.small = make([]smallBuckets, smallSizes)
+	h := hist{kind: k}
+	for v := range k.small {
+		k.small[v] = smallBuckets{classic: uint8(h.bucket(float64(v))), native: -1}
+		if v > 0 {
+			k.small[v].native = int16(nativeKey(float64(v)) - k.lo)
+		}
+	}
+	return k
 }
 
 func newHist(k *histKind) hist {
@@ -87,6 +116,23 @@ func (h *hist) observe(v float64) {
 	default:
 		h.zero++
 	}
+}
+
+// observeSize counts n octets, as observe(float64(n)) does.
+func (h *hist) observeSize(n int) {
+	if n < 0 || n >= len(h.kind.small) {
+		h.observe(float64(n))
+		return
+	}
+	b := h.kind.small[n]
+	h.classic[b.classic]++
+	h.sum += float64(n)
+	h.count++
+	if b.native < 0 {
+		h.zero++
+		return
+	}
+	h.native[b.native]++
 }
 
 // addTo adds one to m[k], making m if it is nil.

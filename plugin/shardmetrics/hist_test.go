@@ -3,6 +3,7 @@ package shardmetrics
 import (
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -119,4 +120,27 @@ func nonzero(m map[int]int64) map[int]int64 {
 		}
 	}
 	return m
+}
+
+// TestObserveSizeIsObserve: a size counted through the table of small
+// sizes, or past it, lands where observe puts the same number.
+func TestObserveSizeIsObserve(t *testing.T) {
+	want, got := newHist(sizeKind), newHist(sizeKind)
+	for n := -2; n < 3*smallSizes; n++ {
+		for range n%3 + 1 { // a few of each, not all alike
+			want.observe(float64(n))
+			got.observeSize(n)
+		}
+	}
+	for _, n := range []int{65535, 70000, 1 << 20} {
+		want.observe(float64(n))
+		got.observeSize(n)
+	}
+	var w, g dto.Metric
+	want.write(&w, time.Time{})
+	got.write(&g, time.Time{})
+	sameHistogram(t, w.Histogram, g.Histogram)
+	if !slices.Equal(want.native, got.native) || !slices.Equal(want.classic, got.classic) || want.zero != got.zero {
+		t.Errorf("native %v\nwant %v\nclassic %v, want %v; zero %d, want %d", got.native, want.native, got.classic, want.classic, got.zero, want.zero)
+	}
 }
