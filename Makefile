@@ -33,10 +33,12 @@ test: test-deps
 	ONTIME_REQUIRE_KNOT=1 $(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -race -timeout 20m ./zonestore/... ./codel/ ./plugin/codel/ ./plugin/fastpack/ ./alias/... ./plugin/alias/ ./plugin/zonestore/ ./internal/gcpace/ ./internal/yield/ ./rrl/ ./plugin/rrl/ ./plugin/shardmetrics/ ./connlimit/ ./wire/ ./internal/swar/
 
+# dig: bench/lib.sh's answering asks each server for its SOA before it is loaded.
 bench-deps:
 	@command -v knotd >/dev/null && command -v dnsperf >/dev/null && command -v bc >/dev/null && \
-		command -v gnuplot >/dev/null && command -v curl >/dev/null && command -v nsd >/dev/null || \
-		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot nsd dnsperf bc gnuplot-nox curl >/dev/null; }
+		command -v gnuplot >/dev/null && command -v curl >/dev/null && command -v nsd >/dev/null && \
+		command -v dig >/dev/null || \
+		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot nsd dnsperf bc gnuplot-nox curl dnsutils >/dev/null; }
 
 # Go benchmarks of the libraries and of the whole chain in process, then the
 # peer table: ontime, stock file, Knot DNS and NSD over loopback (bench/README.md).

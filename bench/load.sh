@@ -111,7 +111,7 @@ fetch() {
 	fi
 }
 
-for tool in dnsperf taskset; do command -v $tool >/dev/null || { echo "need $tool (make bench installs dnsperf)"; exit 1; }; done
+for tool in dnsperf taskset dig; do command -v $tool >/dev/null || { echo "need $tool (make bench-deps installs it)"; exit 1; }; done
 if [ -z "${BUILT:-}" ]; then
 	go build -o coredns ./cmd/coredns
 	go build -o "$out/coredns-stock" github.com/coredns/coredns
