@@ -20,22 +20,30 @@ var plainOctet = func() (t [256]bool) {
 }()
 
 // unpackName is dns.UnpackDomainName for a query's question. A name of
-// plain labels written out in full, as nearly every question is, is read
-// here in one pass into room on the stack and made a string once (miekg/dns
-// looks at each octet through three tests and appends it on its own). Any
+// plain labels written out in full, as nearly every question is, is
+// checked here in one pass, then copied into room whole, its label
+// lengths made dots where they stand (the wire form, from its first
+// label's text on, is the presentation form but for them); miekg/dns
+// looks at each octet through three tests and appends it on its own. Any
 // other name, or anything wrong with one, is read by dns.UnpackDomainName,
 // so every result and every error is its own (TestUnpackNameIsMiekg). The
 // string is made in room (nil: a string of its own).
 func unpackName(m []byte, off int, room *nameRoom) (string, int, error) {
-	var buf [256]byte
-	n, at, budget := 0, off, 255 // budget: as miekg/dns counts a name's wire octets
+	at, budget := off, 255 // budget: as miekg/dns counts a name's wire octets
 	for at < len(m) {
 		c := int(m[at])
 		if c == 0 {
-			if n == 0 {
+			if at == off {
 				return ".", at + 1, nil
 			}
-			return room.string(buf[:n]), at + 1, nil
+			name := room.make(at - off)
+			copy(name, m[off+1:at+1])
+			for i := int(m[off]); i < len(name); {
+				l := name[i]
+				name[i] = '.'
+				i += int(l) + 1
+			}
+			return unsafe.String(&name[0], len(name)), at + 1, nil
 		}
 		if c > 63 || at+1+c > len(m) { // a pointer, reserved bits, or cut short
 			break
@@ -43,17 +51,13 @@ func unpackName(m []byte, off int, room *nameRoom) (string, int, error) {
 		if budget -= c + 1; budget <= 0 {
 			break
 		}
-		label := m[at+1 : at+1+c]
 		plain := true
-		for _, b := range label {
+		for _, b := range m[at+1 : at+1+c] {
 			plain = plain && plainOctet[b]
 		}
 		if !plain {
 			break
 		}
-		n += copy(buf[n:], label)
-		buf[n] = '.'
-		n++
 		at += 1 + c
 	}
 	return dns.UnpackDomainName(m, off)
@@ -69,15 +73,16 @@ type nameRoom struct{ block []byte }
 
 const nameBlock = 1024 // a name's presentation form without escapes is under 256 octets
 
-// string returns b as a string; b is not empty.
-func (r *nameRoom) string(b []byte) string {
+// make returns n octets of room for a name (n > 0), which the caller
+// fills before it makes a string of them and never writes after.
+func (r *nameRoom) make(n int) []byte {
 	if r == nil {
-		return string(b)
+		return make([]byte, n)
 	}
-	if len(b) > cap(r.block)-len(r.block) {
-		r.block = make([]byte, 0, max(nameBlock, len(b)))
+	if n > cap(r.block)-len(r.block) {
+		r.block = make([]byte, 0, max(nameBlock, n))
 	}
 	at := len(r.block)
-	r.block = append(r.block, b...)
-	return unsafe.String(&r.block[at], len(b))
+	r.block = r.block[:at+n]
+	return r.block[at : at+n : at+n]
 }
