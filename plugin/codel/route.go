@@ -98,6 +98,13 @@ func (rt *router) route(r *dns.Msg) plugin.Handler {
 	if o := r.IsEdns0(); o != nil && o.Version() != 0 {
 		return nil
 	}
+	if rt.longest == 1 {
+		// The root is the server's one zone (".:53 { ... }", the usual
+		// Corefile): every name is in it, and Server.ServeDNS, whose
+		// search of the name's suffixes ends at the root, would choose
+		// its chain too.
+		return rt.root
+	}
 	var buf [256]byte
 	name, ok := lowered(q.Name, &buf)
 	if !ok {

@@ -126,15 +126,7 @@ func TestRouterIsServeDNS(t *testing.T) {
 	if r.route == nil {
 		t.Fatal("the server's blocks cannot be read: nothing is routed here")
 	}
-	type query struct {
-		name   string
-		qtype  uint16
-		class  uint16
-		opcode int
-		edns   int // -1: none; else the OPT's version
-		routed bool
-	}
-	queries := []query{
+	queries := []routeQuery{
 		{"www.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
 		{"WWW.Example.ORG.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, 0, true},
 		{"a\\.b.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
@@ -157,6 +149,25 @@ func TestRouterIsServeDNS(t *testing.T) {
 		{"viewed.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, false},
 		{"x.viewed.example.org.", dns.TypeAAAA, dns.ClassINET, dns.OpcodeQuery, -1, false},
 	}
+	routesAsServeDNS(t, r, queries)
+}
+
+// routeQuery is a query, and whether the router should take it (routed)
+// rather than leave it to Server.ServeDNS.
+type routeQuery struct {
+	name   string
+	qtype  uint16
+	class  uint16
+	opcode int
+	edns   int // -1: none; else the OPT's version
+	routed bool
+}
+
+// routesAsServeDNS asks r's router to route each query, and finds that it
+// takes those it should, and that what the chain it chose writes is what
+// Server.ServeDNS writes for the same query.
+func routesAsServeDNS(t *testing.T, r *reader, queries []routeQuery) {
+	t.Helper()
 	for i, q := range queries {
 		m := new(dns.Msg)
 		m.SetQuestion(q.name, q.qtype)
@@ -188,6 +199,33 @@ func TestRouterIsServeDNS(t *testing.T) {
 			t.Errorf("%s %s: routed here\n%v\nServer.ServeDNS\n%v", q.name, dns.TypeToString[q.qtype], a, b)
 		}
 	}
+}
+
+// TestRootOnlyServerRoutesAsServeDNS: a server of the root zone alone (the
+// usual ".:53 { ... }") routes every query of class INET, opcode QUERY or
+// NOTIFY, not DS and of EDNS version 0 to its chain without looking at the
+// name, long names with capitals included, and the chain writes what
+// Server.ServeDNS writes.
+func TestRootOnlyServerRoutesAsServeDNS(t *testing.T) {
+	zone := "$ORIGIN example.org.\n$TTL 300\n@ SOA ns1 hostmaster 1 7200 3600 1209600 300\n@ NS ns1\nns1 A 192.0.2.53\nwww A 192.0.2.1\na\\.b A 192.0.2.2\n"
+	r := startServer(t, " codel\n fastpack\n", "", zone, "example.org.")
+	if r.route == nil || r.route.root == nil || r.route.longest != 1 {
+		t.Fatal("the server of the root zone alone is not routed here")
+	}
+	long := strings.Repeat("\\255", 62) + "." + strings.Repeat("A", 60) + ".example.org." // over 256 octets as text, with capitals
+	routesAsServeDNS(t, r, []routeQuery{
+		{"www.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"WWW.Example.ORG.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, 0, true},
+		{"a\\.b.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{long, dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"elsewhere.net.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{".", dns.TypeNS, dns.ClassINET, dns.OpcodeQuery, -1, true},
+		{"example.org.", dns.TypeSOA, dns.ClassINET, dns.OpcodeNotify, -1, true},
+		{"example.org.", dns.TypeDS, dns.ClassINET, dns.OpcodeQuery, -1, false},
+		{"www.example.org.", dns.TypeA, dns.ClassCHAOS, dns.OpcodeQuery, -1, false},
+		{"www.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeUpdate, -1, false},
+		{"www.example.org.", dns.TypeA, dns.ClassINET, dns.OpcodeQuery, 1, false},
+	})
 }
 
 // TestRoutedQueryPanics: a panic in a chain a query was routed to here is
