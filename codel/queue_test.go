@@ -559,3 +559,45 @@ func TestSubmitAllWhileStalled(t *testing.T) {
 		t.Fatalf("stalled drops %d, want 2", st.Drops[Stalled])
 	}
 }
+
+// TestServedWaitsAreCounted: the waits of the queries a worker served are
+// in Stats, each in its bucket, with their sum.
+func TestServedWaitsAreCounted(t *testing.T) {
+	clock := newFake(1)
+	q := New(Config{Workers: 1, Clock: clock.now})
+	defer q.Close()
+	log := newEvents()
+	release := blockWorker(t, q, log, 1)
+	for i, arrival := range []int64{1, 1, 2 * ms} {
+		q.Submit(&task{name: fmt.Sprint(i), log: log}, arrival)
+	}
+	clock.set(3 * ms) // waits of about 3 ms, 3 ms and 1 ms, the blocker's of none
+	release()
+	waitFor(t, "all served", func() bool { return len(log.ran()) == 4 })
+	var st Stats
+	waitFor(t, "the waits counted", func() bool {
+		st = q.Stats()
+		var n uint64
+		for _, c := range st.Sojourn {
+			n += c
+		}
+		return n == 4
+	})
+	bucket := func(s float64) int { // the bucket of a wait of s seconds
+		i := 0
+		for i < len(SojournBounds) && s > SojournBounds[i] {
+			i++
+		}
+		return i
+	}
+	want := make([]uint64, len(st.Sojourn))
+	want[bucket(0)]++
+	want[bucket(0.003)] += 2
+	want[bucket(0.001)]++
+	if !slices.Equal(st.Sojourn[:], want) {
+		t.Errorf("sojourn buckets %v, want %v", st.Sojourn, want)
+	}
+	if wantSum := float64(3*ms-1+3*ms-1+1*ms) / 1e9; st.SojournSum < wantSum*0.999 || st.SojournSum > wantSum*1.001 {
+		t.Errorf("sojourn sum %g s, want %g", st.SojournSum, wantSum)
+	}
+}
