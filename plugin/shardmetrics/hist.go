@@ -81,9 +81,8 @@ func newKind(bounds []float64, loExp, hiExp int) *histKind {
 // smallSizes-1 (sizeKind's holds 2^0 to 2^17).
 func (k *histKind) withSmall() *histKind {
 	k.small = make([]smallBuckets, smallSizes)
-	h := hist{kind: k}
 	for v := range k.small {
-		k.small[v] = smallBuckets{classic: uint8(h.bucket(float64(v))), native: -1}
+		k.small[v] = smallBuckets{classic: uint8(k.bucket(float64(v))), native: -1}
 		if v > 0 {
 			k.small[v].native = int16(nativeKey(float64(v)) - k.lo)
 		}
@@ -97,7 +96,7 @@ func newHist(k *histKind) hist {
 
 // observe counts v, as prometheus's histogram.Observe does.
 func (h *hist) observe(v float64) {
-	h.classic[h.bucket(v)]++
+	h.classic[h.kind.bucket(v)]++
 	h.sum += v
 	h.count++
 	if math.IsNaN(v) {
@@ -146,13 +145,13 @@ func addTo(m map[int]int64, k int) map[int]int64 {
 
 // bucket is v's classic bucket, as histogram.findBucket finds it (NaN in
 // +Inf's).
-func (h *hist) bucket(v float64) int {
-	for i, b := range h.kind.bounds {
+func (k *histKind) bucket(v float64) int {
+	for i, b := range k.bounds {
 		if v <= b {
 			return i
 		}
 	}
-	return len(h.kind.bounds)
+	return len(k.bounds)
 }
 
 // nativeKey is the index of the native bucket of |v| at schema, as
