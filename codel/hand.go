@@ -130,3 +130,26 @@ func (w *worker) timeService(now int64) {
 	}
 	w.serviceSeen.Store(w.service)
 }
+
+// warmAhead is how many of the next queries of its hand a worker warms
+// before each query it serves (Config.Warm): a query deep enough in a hand
+// is warmed that many times, once a query served before it, each call a
+// step down its lookup's path (zonestore's Store.Warm has six).
+const warmAhead = 6
+
+// warm calls Config.Warm for the next warmAhead queries of the hand. A
+// panic is counted, as a task's is, and the worker goes on.
+func (w *worker) warm() {
+	warm := w.q.cfg.Warm
+	if warm == nil {
+		return
+	}
+	defer func() {
+		if recover() != nil {
+			w.stats.panics.Add(1)
+		}
+	}()
+	for _, e := range w.hand[w.served:min(w.served+warmAhead, len(w.hand))] {
+		warm(e.task)
+	}
+}

@@ -183,3 +183,64 @@ func TestCloseServesTheHand(t *testing.T) {
 		t.Fatalf("served %v before Close returned, want %v", got, want)
 	}
 }
+
+// TestAWorkerWarmsItsHand: before each query it serves, a worker warms the
+// next warmAhead queries of its hand (Config.Warm), so that a query is
+// warmed once for each query served before it in the hand, up to
+// warmAhead times, always before its own turn, and a query taken alone
+// (the gate, behind nothing) is not warmed.
+func TestAWorkerWarmsItsHand(t *testing.T) {
+	var log *events
+	warm := func(tk Task) {
+		name := tk.(computing).name
+		log.mu.Lock()
+		log.runs = append(log.runs, "warm "+name)
+		log.mu.Unlock()
+	}
+	q, clock, l := handQueue(t, Config{Workers: 1, Warm: warm})
+	log = l
+	_, open := handRun(t, q, clock, log, true, 0, names(handMax-1)...)
+	open()
+	waitFor(t, "all served", func() bool {
+		served := 0
+		for _, e := range log.ran() {
+			if !strings.HasPrefix(e, "warm ") {
+				served++
+			}
+		}
+		return served == 2+handMax-1
+	})
+	seq := log.ran()
+	ranAt := map[string]int{}
+	warms := map[string]int{}
+	for i, e := range seq {
+		if name, ok := strings.CutPrefix(e, "warm "); ok {
+			if _, ran := ranAt[name]; ran {
+				t.Fatalf("%s warmed after it ran: %v", name, seq)
+			}
+			warms[name]++
+			continue
+		}
+		ranAt[e] = i
+	}
+	for i, name := range names(handMax - 1) {
+		if want := min(i+1, warmAhead); warms[name] != want {
+			t.Errorf("%s, the %d of the hand, warmed %d times, want %d: %v", name, i+1, warms[name], want, seq)
+		}
+	}
+	if warms["gate"] != 0 || warms["blocker"] != 0 {
+		t.Errorf("queries taken alone were warmed: %v", seq)
+	}
+}
+
+// TestAWarmThatPanicsIsCounted: a Warm that panics costs the worker
+// nothing but the warming: every query is served, and the panics counted.
+func TestAWarmThatPanicsIsCounted(t *testing.T) {
+	q, clock, log := handQueue(t, Config{Workers: 1, Warm: func(Task) { panic("warm") }})
+	_, open := handRun(t, q, clock, log, true, 0, names(handMax-1)...)
+	open()
+	waitFor(t, "all served", func() bool { return len(log.ran()) == 2+handMax-1 })
+	if st := q.Stats(); st.Panics == 0 || st.Served != 2+handMax-1 {
+		t.Fatalf("stats %+v: want every query served and the warm's panics counted", st)
+	}
+}

@@ -76,6 +76,13 @@ type Config struct {
 	// Local, if set, makes each worker's own state (see Local), handed
 	// to the LocalTasks it runs.
 	Local func() Local
+	// Warm, if set, is called by a worker for each of the next few
+	// queries of its hand (warmAhead) before it serves the one it took,
+	// so a query is warmed up to warmAhead times, on the goroutine that
+	// will serve it, before its turn: a way for the caller to have the
+	// CPU fetch what those queries will read while this one is served
+	// (internal/ahead). It must not block.
+	Warm  func(t Task)
 	Clock func() int64 // monotonic nanoseconds (default Now)
 }
 

@@ -57,7 +57,7 @@ type Stats struct {
 	// then +Inf), not cumulative; SojournSum is their sum in seconds.
 	Sojourn    [len(SojournBounds) + 1]uint64
 	SojournSum float64
-	Panics     uint64 // tasks whose Run panicked (the worker went on)
+	Panics     uint64 // tasks whose Run panicked, and Warms that did (the worker went on)
 }
 
 // Add adds o's counts to s, as for queues that serve one listener; a

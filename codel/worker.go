@@ -128,6 +128,7 @@ func (w *worker) serve() {
 			return
 		}
 		w.stats.observe(sojourn)
+		w.warm()
 		w.inTask.Store(max(w.took, 1)) // when it was taken
 		w.run(e.task, w.took)
 		w.inTask.Store(0)

@@ -360,6 +360,7 @@ func (b *Builder) Build() (*Zone, error) {
 	if err := b.dnssec(z); err != nil {
 		return nil, err
 	}
+	z.idx = newIndex(z.nodes)
 	return z, nil
 }
 

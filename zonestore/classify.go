@@ -56,11 +56,11 @@ func (z *Zone) classify(k string) (Class, *node) {
 
 // find returns the node for k, or its closest encloser and exact false.
 func (z *Zone) find(k string) (n *node, exact bool) {
-	if n := z.nodes[k]; n != nil {
+	if n := z.node(k); n != nil {
 		return n, true
 	}
 	for p := parentKey(k); len(p) > len(z.originKey); p = parentKey(p) {
-		if n := z.nodes[p]; n != nil {
+		if n := z.node(p); n != nil {
 			return n, false
 		}
 	}

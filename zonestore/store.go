@@ -79,9 +79,12 @@ func (s *Store) Find(qname string) *Zone {
 }
 
 // FindName is Find for a prepared name.
-func (s *Store) FindName(n Name) *Zone {
+func (s *Store) FindName(n Name) *Zone { return s.zoneOf(n.key) }
+
+// zoneOf is FindName for the key k.
+func (s *Store) zoneOf(k string) *Zone {
 	idx := *s.index.Load()
-	for k := n.key; ; k = parentKey(k) {
+	for ; ; k = parentKey(k) {
 		if sl := idx[k]; sl != nil {
 			if z := sl.cur.Load(); z != nil {
 				return z

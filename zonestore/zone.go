@@ -17,6 +17,7 @@ type Zone struct {
 	file       string // where it came from, for errors and reloads
 
 	nodes map[string]*node // by wire key: every owner name, empty non-terminals included
+	idx   *index           // the same, for a zone of indexMin names and more; nil for the rest (index.go)
 	apex  *node
 
 	soa    *dns.SOA

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/ahead"
 )
 
 // BenchmarkQueuedChain is the server in process: the full chain run by
@@ -19,6 +20,22 @@ import (
 //	go test -run XXX -bench QueuedChain -benchmem -cpu 1,2 ./plugin/codel/
 func BenchmarkQueuedChain(b *testing.B) {
 	s, packed := chainServer(b, chains[0].body, false)
+	b.Run("warmed", func(b *testing.B) { queuedChain(b, s, packed, true) })
+	b.Run("not-warmed", func(b *testing.B) { queuedChain(b, s, packed, false) })
+}
+
+// BenchmarkQueuedChainCold is QueuedChain over the load test's 200,000
+// queries (see ChainCold), with the workers warming the next queries of
+// their hands (codel.Config.Warm) and without.
+func BenchmarkQueuedChainCold(b *testing.B) {
+	s, packed := chainServerQueries(b, chains[0].body, false, 200000)
+	b.Run("warmed", func(b *testing.B) { queuedChain(b, s, packed, true) })
+	b.Run("not-warmed", func(b *testing.B) { queuedChain(b, s, packed, false) })
+}
+
+// queuedChain serves packed off a queue, its workers warming the next
+// queries of their hands where warm is set.
+func queuedChain(b *testing.B, s *packetContext, packed [][]byte, warm bool) {
 	var dropped atomic.Int64 // counted as done: the check after the run fails the benchmark
 	tasks := make([]queuedQuery, len(packed))
 	for i, m := range packed {
@@ -55,7 +72,9 @@ func BenchmarkQueuedChain(b *testing.B) {
 		now := codel.Now()
 		k := min(int64(batch), n-from)
 		for i := range k {
-			room[i] = codel.Arrived{Task: &tasks[int(from+i)%len(tasks)], Arrival: now}
+			t := &tasks[int(from+i)%len(tasks)]
+			t.note = ahead.Note{}
+			room[i] = codel.Arrived{Task: t, Arrival: now}
 		}
 		submitted.Store(from + k)
 		q.SubmitAll(room[:k])
@@ -64,13 +83,22 @@ func BenchmarkQueuedChain(b *testing.B) {
 	b.ResetTimer()
 	// Workers: GOMAXPROCS, and any the queue adds (it takes a worker
 	// preempted inside a query for long for a blocked one).
-	q := codel.New(codel.Config{Feed: func(int) { feed() }, Local: func() codel.Local {
+	cfg := codel.Config{Feed: func(int) { feed() }, Local: func() codel.Local {
 		l := new(queuedLocal)
 		mu.Lock()
 		locals = append(locals, l)
 		mu.Unlock()
 		return l
-	}})
+	}}
+	if warm {
+		cfg.Warm = func(t codel.Task) {
+			q := t.(*queuedQuery)
+			if end := questionEnd(q.m); end > 0 {
+				s.route.warmer.Warm(&q.note, q.m[headerLen:end])
+			}
+		}
+	}
+	q := codel.New(cfg)
 	queue.Store(q)
 	feed() // the first batch; workers feed the rest
 	for done() < n {
@@ -93,6 +121,7 @@ type queuedQuery struct {
 	s       *packetContext
 	m       []byte
 	dropped *atomic.Int64
+	note    ahead.Note
 }
 
 func (t *queuedQuery) Run()               { panic("run without a worker's Local") }

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/net/ipv6"
 
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/ahead"
 	"github.com/ontimedns/ontime/internal/rxstamp"
 )
 
@@ -395,6 +396,10 @@ type packet struct {
 	req  unpacked
 	sw   request.ScrubWriter // the server's writer around w, where routed here
 	life codel.Life
+	// note and qend are its warming's (warm.go): the Warmer's note, and
+	// where the question's name ends in buf (0: not yet read; -1: none).
+	note ahead.Note
+	qend int
 }
 
 // packetPool keeps packets between queries. sync.Pool keeps them per P:

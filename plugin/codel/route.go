@@ -13,6 +13,7 @@ import (
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 
+	"github.com/ontimedns/ontime/internal/ahead"
 	"github.com/ontimedns/ontime/internal/swar"
 )
 
@@ -38,6 +39,10 @@ type router struct {
 	// "." (the usual ".:53 { ... }") looks up nothing but it.
 	longest int
 	root    plugin.Handler // the root's chain, where a server serves it: what a name of no other zone goes to
+	// warmer is the one plugin of the server's blocks that warms the
+	// queries a worker will serve next (warm.go); nil where there is
+	// none, or more than one.
+	warmer ahead.Warmer
 }
 
 // add routes zone to h.
@@ -58,7 +63,7 @@ func routerOf(s *dnsserver.Server) *router {
 		!stack.IsValid() || stack.Kind() != reflect.Bool {
 		return nil
 	}
-	rt := &router{zones: map[string]plugin.Handler{}, stacktrace: stack.Bool()}
+	rt := &router{zones: map[string]plugin.Handler{}, stacktrace: stack.Bool(), warmer: warmerOf(zones)}
 	for zone, list := range zones {
 		var h plugin.Handler
 		if len(list) == 1 {

@@ -36,6 +36,7 @@ func setup(c *caddy.Controller) error {
 	cfg.Feed = h.feed
 	if opts.socket {
 		cfg.Local = func() codel.Local { return new(outbox) }
+		cfg.Warm = warmTask
 	}
 	h.q = codel.New(cfg)
 	h.now = h.q.Config().Clock

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ontimedns/ontime/alias"
 	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/ahead"
 	"github.com/ontimedns/ontime/internal/chain"
 	"github.com/ontimedns/ontime/zonestore"
 )
@@ -31,6 +32,10 @@ type Handler struct {
 	history *history                          // recent versions, for IXFR out
 	xfer    atomic.Pointer[transfer.Transfer] // the transfer plugin, to send NOTIFY
 }
+
+// Warm implements ahead.Warmer: a query codel will serve soon has its
+// lookup's path fetched, a step a call (Store.Warm).
+func (h *Handler) Warm(note *ahead.Note, wire []byte) { h.store.Warm(note, wire) }
 
 // Ready implements the ready plugin's readiness: every zone file has been
 // loaded once (a missing one is retried), every directory scanned once,

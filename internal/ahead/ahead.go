@@ -1,0 +1,34 @@
+// Package ahead lets a server tell the plugin that will answer a query
+// that the query comes soon, so that the plugin has the CPU fetch what the
+// answer will read while the queries before it are served.
+//
+// Under load a lookup in a large zone waits mostly on memory: each step of
+// it (the name's slot, its node, the node's records) is an address read
+// from the step before, and none of them is in the caches, the kernel's
+// work between queries having evicted them (zonestore's
+// BenchmarkLookupCold against BenchmarkLookup). A worker of codel knows
+// the next queries of its hand before it serves them; warming each of
+// them in steps, one step a query served before it, turns those waits
+// into fetches that run while other queries are served.
+package ahead
+
+import "unsafe"
+
+// Warmer is a plugin that can warm a query it may answer.
+type Warmer interface {
+	// Warm takes the fetches for the query whose question is question
+	// (its wire form, as sent: the name in any case, uncompressed, then
+	// its type and class) one step further. It is called a few times for a query before the query is
+	// served, by the goroutine that serves it; it writes nothing but
+	// note, and answers nothing: a query it was never called for, or that
+	// it misjudged, is answered as any other.
+	Warm(note *Note, question []byte)
+}
+
+// Note is what a Warmer keeps of one query from one call to the next:
+// how far it got, and what it found. Zero for a query not yet warmed.
+type Note struct {
+	Step int
+	P, Q unsafe.Pointer // kept alive while the query holds its Note
+	W    uint64
+}

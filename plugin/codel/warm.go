@@ -1,0 +1,87 @@
+package codel
+
+import (
+	"encoding/binary"
+
+	"github.com/coredns/coredns/core/dnsserver"
+
+	"github.com/ontimedns/ontime/codel"
+	"github.com/ontimedns/ontime/internal/ahead"
+)
+
+// A worker warms the next queries of its hand before it serves each one
+// (codel.Config.Warm): the server's Warmer (zonestore's handler) has the
+// CPU fetch, a step a call, what each one's lookup will read, while the
+// queries before it are served (internal/ahead). Only one Warmer a server:
+// a query's Note is one Warmer's, and a server of several zonestore blocks
+// is not warmed.
+
+// warmerOf returns the one Warmer among the plugins of the server blocks,
+// or nil.
+func warmerOf(zones map[string][]*dnsserver.Config) ahead.Warmer {
+	var found ahead.Warmer
+	seen := map[*dnsserver.Config]bool{}
+	for _, list := range zones {
+		for _, c := range list {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			for _, h := range c.Handlers() {
+				if w, ok := h.(ahead.Warmer); ok {
+					if found != nil && found != w {
+						return nil
+					}
+					found = w
+				}
+			}
+		}
+	}
+	return found
+}
+
+// warmTask is the queue's Warm: a packet read here is warmed by its
+// server's Warmer.
+func warmTask(t codel.Task) {
+	if p, ok := t.(*packet); ok {
+		p.warm()
+	}
+}
+
+// warm takes the warming of p's query a step further.
+func (p *packet) warm() {
+	rt := p.ctx.route
+	if rt == nil || rt.warmer == nil {
+		return
+	}
+	m := (*p.buf)[:p.n]
+	if p.qend == 0 {
+		p.qend = questionEnd(m)
+	}
+	if p.qend < 0 {
+		return
+	}
+	rt.warmer.Warm(&p.note, m[headerLen:p.qend])
+}
+
+const headerLen = 12
+
+// questionEnd is where m's one question ends (its name whole and
+// uncompressed, as a query's is: there is nothing before it to point to),
+// or -1 where m has not one such question.
+func questionEnd(m []byte) int {
+	if len(m) <= headerLen || binary.BigEndian.Uint16(m[4:]) != 1 {
+		return -1
+	}
+	i := headerLen
+	for i < len(m) && m[i] != 0 {
+		if m[i] > 63 {
+			return -1
+		}
+		i += 1 + int(m[i])
+	}
+	if end := i + 1 + 4; end <= len(m) && end-headerLen <= 255+4 {
+		return end
+	}
+	return -1
+}

@@ -1,0 +1,105 @@
+package zonestore
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/bench/workload"
+)
+
+// holdsTheMap fails unless z's index finds what its map finds: every name
+// of the zone, and names near them that the zone does not hold (a child, a
+// sibling one octet off, the name in capitals).
+func holdsTheMap(t *testing.T, z *Zone) {
+	t.Helper()
+	if z.idx == nil {
+		t.Fatalf("zone %s of %d names has no index", z.origin, len(z.nodes))
+	}
+	for _, s := range z.idx.slots {
+		if s.hash != 0 && z.nodes[s.n.key] != s.n {
+			t.Fatalf("zone %s: index holds %q, which the map does not", z.origin, s.n.key)
+		}
+	}
+	for k, n := range z.nodes {
+		if got := z.idx.get(k); got != n {
+			t.Fatalf("zone %s: index finds %v for %q, the map %v", z.origin, got, k, n)
+		}
+		near := []string{"\x01x" + k, strings.ToUpper(k)}
+		if len(k) > 1 {
+			near = append(near, k[:1]+string(k[1]^1)+k[2:])
+		}
+		for _, o := range near {
+			if got, want := z.idx.get(o), z.nodes[o]; got != want {
+				t.Fatalf("zone %s: index finds %v for %q, the map %v", z.origin, got, o, want)
+			}
+		}
+	}
+}
+
+// TestIndexHoldsEveryName: a zone's index finds the node of each name its
+// map holds and nothing else, in the load test's zone, in the conformance
+// suite's (whose answers Knot checks through the index, test/), and in
+// each version of a zone edited: names added, removed, delegated.
+func TestIndexHoldsEveryName(t *testing.T) {
+	big, err := Parse(strings.NewReader(workload.Zone(50000)), workload.Origin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdsTheMap(t, big)
+	for _, z := range conformanceZones(t) {
+		holdsTheMap(t, z)
+	}
+
+	rr := func(s string) dns.RR {
+		r, err := dns.NewRR(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	z := big
+	for step, edit := range []struct{ del, add []string }{
+		{add: []string{"new.a.b." + workload.Origin + " 300 A 192.0.2.1", "sub." + workload.Origin + " 300 NS ns.sub." + workload.Origin, "ns.sub." + workload.Origin + " 300 A 192.0.2.2"}},
+		{del: []string{"new.a.b." + workload.Origin + " 300 A 192.0.2.1"}},
+	} {
+		b := z.Edit()
+		must(t, b.Delete(soaRR(workload.Origin, z.Serial())))
+		must(t, b.Add(soaRR(workload.Origin, z.Serial()+1), 0))
+		for _, s := range edit.del {
+			must(t, b.Delete(rr(s)))
+		}
+		for _, s := range edit.add {
+			must(t, b.Add(rr(s), 0))
+		}
+		if z, err = b.Build(); err != nil {
+			t.Fatal(err)
+		}
+		holdsTheMap(t, z)
+		if _, gone := z.nodes["\x03new\x01a\x01b"+big.originKey]; gone != (step == 0) {
+			t.Fatalf("edit %d did not do what the test means it to", step)
+		}
+	}
+}
+
+// TestSmallZonesHaveNoIndex: a zone of fewer than indexMin names is
+// found through its map alone.
+func TestSmallZonesHaveNoIndex(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(head)
+	for i := range indexMin - 3 { // with the apex and ns1
+		fmt.Fprintf(&b, "h%d A 192.0.2.1\n", i)
+	}
+	z, err := parse(t, b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(z.nodes) >= indexMin || z.idx != nil {
+		t.Fatalf("a zone of %d names has an index", len(z.nodes))
+	}
+	if r := z.Lookup("h0.example.org.", dns.TypeA, false); len(r.Answer) != 1 {
+		t.Fatalf("h0: %v", r.Answer)
+	}
+}

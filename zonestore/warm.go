@@ -1,0 +1,130 @@
+package zonestore
+
+import (
+	"encoding/binary"
+	"unsafe"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/ahead"
+	"github.com/ontimedns/ontime/internal/swar"
+)
+
+// Warm implements ahead.Warmer's step for the store: each call for a
+// query takes it one step down the path its lookup will read, each step's
+// addresses read from what the step before fetched, so that each step's
+// lines are on their way while the queries before it are served
+// (internal/ahead). The steps:
+//
+//  1. the zone that holds the name, and the slot of its index where the
+//     search for the name begins;
+//  2. the name's node (two lines: a node fits 128 octets);
+//  3. the node's key, which the lookup compares, and its RRsets;
+//  4. the records of the RRset of the question's type (or the CNAME);
+//  5. the first two of those records;
+//  6. their owner names, which the answer compares with the question's,
+//     and an A or AAAA record's address.
+//
+// A name whose zone has no index (fewer than indexMin names), or that no
+// zone holds, is not warmed. A name no zone's index holds warms its slot
+// only: the lookup then walks up its ancestors, the apex's among them.
+func (s *Store) Warm(note *ahead.Note, question []byte) {
+	if note.Step == 0 {
+		note.Step = -1 // nothing more, unless this step finds the name's slot
+		z, h := s.slotOf(question)
+		if z != nil {
+			note.P, note.W, note.Step = unsafe.Pointer(z), h, 1
+			prefetch(z.idx.slotLine(h))
+		}
+		return
+	}
+	switch note.Step {
+	case 1:
+		n := (*Zone)(note.P).idx.likely(note.W)
+		if n == nil {
+			note.Step = -1
+			return
+		}
+		note.Q = unsafe.Pointer(n)
+		prefetch(uintptr(note.Q))
+		prefetch(uintptr(note.Q) + 64)
+	case 2:
+		n := (*node)(note.Q)
+		prefetch(uintptr(unsafe.Pointer(unsafe.StringData(n.key))))
+		if len(n.rrsets) == 0 {
+			note.Step = -1
+			return
+		}
+		prefetch(uintptr(unsafe.Pointer(&n.rrsets[0])))
+		prefetch(uintptr(unsafe.Pointer(&n.rrsets[len(n.rrsets)-1])))
+	case 3:
+		n := (*node)(note.Q)
+		set := n.get(binary.BigEndian.Uint16(question[len(question)-4:]))
+		if set == nil {
+			set = n.get(dns.TypeCNAME)
+		}
+		if set == nil || len(set.rrs) == 0 {
+			note.Step = -1
+			return
+		}
+		note.Q = unsafe.Pointer(set)
+		prefetch(uintptr(unsafe.Pointer(&set.rrs[0])))
+	case 4:
+		set := (*rrset)(note.Q)
+		for _, rr := range set.rrs[:min(2, len(set.rrs))] {
+			prefetch(uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&rr))[1])) // the record the interface holds
+		}
+	case 5:
+		set := (*rrset)(note.Q)
+		for _, rr := range set.rrs[:min(2, len(set.rrs))] {
+			prefetch(uintptr(unsafe.Pointer(unsafe.StringData(rr.Header().Name))))
+			switch r := rr.(type) {
+			case *dns.A:
+				prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(r.A))))
+			case *dns.AAAA:
+				prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(r.AAAA))))
+			}
+		}
+	default:
+		return
+	}
+	note.Step++
+}
+
+// slotOf returns the zone that holds the name of question, where it has
+// an index, and the name's hash in it; nil for any other question.
+func (s *Store) slotOf(question []byte) (*Zone, uint64) {
+	var room [maxName + 8]byte
+	k, ok := lowerWire(&room, question)
+	if !ok {
+		return nil, 0
+	}
+	z := s.zoneOf(k)
+	if z == nil || z.idx == nil {
+		return nil, 0
+	}
+	return z, z.idx.hashOf(k)
+}
+
+// lowerWire is the key of the name at the start of question, in room: its
+// ASCII letters lowercased, eight octets at a time. false where question
+// is not a name's whole uncompressed wire form (labels of 63 octets at
+// most, 255 octets in all) and four octets after it.
+func lowerWire(room *[maxName + 8]byte, question []byte) (string, bool) {
+	i := 0
+	for i < len(question) && question[i] != 0 {
+		if question[i] > 63 {
+			return "", false
+		}
+		i += 1 + int(question[i])
+	}
+	end := i + 1 // past the root
+	if end > maxName || end+4 != len(question) {
+		return "", false
+	}
+	wire := unsafe.String(&question[0], end)
+	for i := 0; i < end; i += 8 {
+		binary.LittleEndian.PutUint64(room[i:], swar.Lower(swar.Word(wire, i)))
+	}
+	return unsafe.String(&room[0], end), true
+}
