@@ -30,7 +30,7 @@ import (
 // only: the lookup then walks up its ancestors, the apex's among them.
 func (s *Store) Warm(note *ahead.Note, question []byte) {
 	if note.Step == 0 {
-		note.Step = -1 // nothing more, unless this step finds the name's slot
+		note.Step = ahead.Done // unless this step finds the name's slot
 		z, h := s.slotOf(question)
 		if z != nil {
 			note.P, note.W, note.Step = unsafe.Pointer(z), h, 1
@@ -42,7 +42,7 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 	case 1:
 		n := (*Zone)(note.P).idx.likely(note.W)
 		if n == nil {
-			note.Step = -1
+			note.Step = ahead.Done
 			return
 		}
 		note.Q = unsafe.Pointer(n)
@@ -52,7 +52,7 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 		n := (*node)(note.Q)
 		prefetch(uintptr(unsafe.Pointer(unsafe.StringData(n.key))))
 		if len(n.rrsets) == 0 {
-			note.Step = -1
+			note.Step = ahead.Done
 			return
 		}
 		prefetch(uintptr(unsafe.Pointer(&n.rrsets[0])))
@@ -64,7 +64,7 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 			set = n.get(dns.TypeCNAME)
 		}
 		if set == nil || len(set.rrs) == 0 {
-			note.Step = -1
+			note.Step = ahead.Done
 			return
 		}
 		note.Q = unsafe.Pointer(set)
@@ -85,6 +85,8 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 				prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(r.AAAA))))
 			}
 		}
+		note.Step = ahead.Done
+		return
 	default:
 		return
 	}

@@ -81,7 +81,7 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 		s.Warm(&note, question(t, q.Name, qtype))
 		n := big.nodes[k]
 		if n == nil {
-			if note.Step != -1 {
+			if note.Step != ahead.Done {
 				t.Fatalf("%s, which the zone does not hold: step 2 %+v, want the end", q.Name, note)
 			}
 			continue
@@ -96,7 +96,7 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 			set = n.get(dns.TypeCNAME)
 		}
 		switch {
-		case set == nil && note.Step != -1:
+		case set == nil && note.Step != ahead.Done:
 			t.Fatalf("%s %s, which it does not hold: step 4 %+v, want the end", q.Name, q.Type, note)
 		case set != nil && (note.Step != 4 || note.Q != unsafe.Pointer(set)):
 			t.Fatalf("%s %s: step 4 %+v, want its RRset", q.Name, q.Type, note)
@@ -106,8 +106,8 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 		for range 3 { // to the end, and past it
 			s.Warm(&note, question(t, q.Name, qtype))
 		}
-		if note.Step != 6 && note.Step != -1 {
-			t.Fatalf("%s: ends at step %d", q.Name, note.Step)
+		if note.Step != ahead.Done {
+			t.Fatalf("%s: ends at step %d, want Done", q.Name, note.Step)
 		}
 	}
 	if warmed < 1000 {
@@ -116,7 +116,7 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 	for _, q := range [][]byte{question(t, "www.example.org.", dns.TypeA), question(t, "www.example.com.", dns.TypeA), {1, 2, 3}} {
 		var note ahead.Note
 		s.Warm(&note, q)
-		if note.Step != -1 || note.P != nil {
+		if note.Step != ahead.Done || note.P != nil {
 			t.Fatalf("% x: %+v, want nothing warmed", q, note)
 		}
 	}

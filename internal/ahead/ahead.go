@@ -25,8 +25,13 @@ type Warmer interface {
 	Warm(note *Note, question []byte)
 }
 
+// Done is the Step of a Note whose Warmer has nothing more to fetch for
+// its query: the query need not be warmed again.
+const Done = -1
+
 // Note is what a Warmer keeps of one query from one call to the next:
-// how far it got, and what it found. Zero for a query not yet warmed.
+// how far it got (Done when it is through), and what it found. Zero for a
+// query not yet warmed.
 type Note struct {
 	Step int
 	P, Q unsafe.Pointer // kept alive while the query holds its Note

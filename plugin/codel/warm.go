@@ -51,7 +51,7 @@ func warmTask(t codel.Task) {
 // warm takes the warming of p's query a step further.
 func (p *packet) warm() {
 	rt := p.ctx.route
-	if rt == nil || rt.warmer == nil {
+	if rt == nil || rt.warmer == nil || p.note.Step == ahead.Done {
 		return
 	}
 	m := (*p.buf)[:p.n]
