@@ -30,7 +30,8 @@ type Builder struct {
 	nodes   map[string]*node
 	owned   map[*node]bool // nodes this Builder may modify; true for names new in this version
 	touched map[string]struct{}
-	removed bool // a name left the zone
+	removed bool     // a name left the zone
+	gone    []string // the keys of the names that left it, for the index (indexFor)
 
 	pending      []pendingSig // RRSIGs, attached to what they cover once all are read
 	nsec3        []*nsec3Node
@@ -360,7 +361,7 @@ func (b *Builder) Build() (*Zone, error) {
 	if err := b.dnssec(z); err != nil {
 		return nil, err
 	}
-	z.idx = newIndex(z.nodes)
+	z.idx = b.indexFor(z)
 	return z, nil
 }
 
@@ -436,6 +437,7 @@ func (b *Builder) link(z *Zone) {
 		for k != b.originKey {
 			delete(b.nodes, k)
 			b.removed = true
+			b.gone = append(b.gone, k)
 			pk := parentKey(k)
 			p := b.mutable(pk, "", false)
 			p.children--

@@ -2,7 +2,10 @@ package zonestore
 
 import (
 	"hash/maphash"
+	"slices"
 	"unsafe"
+
+	"github.com/ontimedns/ontime/internal/yield"
 )
 
 // A zone of many names finds a name's node through an index of its own
@@ -21,21 +24,36 @@ import (
 // indexMin is the fewest names for which a zone has an index.
 const indexMin = 32
 
-// index maps each key of a zone to its node. Built once with the zone and
-// only read after.
+// index maps each key of a zone to its node. Its slots are kept in pages,
+// so that an edit copies only the pages it writes and shares the rest
+// with the version it was made from, as it shares the nodes it did not
+// touch: a 170,000-name zone's index is 8 MiB, and copying it whole took
+// an edit of six names from 20 to 45 ms, and 1,000 of them under load
+// from 28 to 131 s (BenchmarkEdit170k, TestSwapUnderLoad). Built with
+// the zone and only read after.
 type index struct {
 	seed  maphash.Seed
-	slots []indexSlot // a power of two of them, at most half full
-	mask  uint64
+	pages [][]indexSlot // pageSize slots each (all of them in one, for a smaller table)
+	mask  uint64        // the slots are a power of two, at most half full
 }
+
+// pageBits sizes a page: 4,096 slots, 64 KiB.
+const (
+	pageBits = 12
+	pageSize = 1 << pageBits
+)
 
 type indexSlot struct {
 	hash uint64 // 0: empty (hashOf never returns 0)
 	n    *node
 }
 
-// newIndex returns the index of nodes, or nil for too few of them.
-func newIndex(nodes map[string]*node) *index {
+// slot is the slot at i.
+func (x *index) slot(i uint64) *indexSlot { return &x.pages[i>>pageBits][i&(pageSize-1)] }
+
+// newIndex returns the index of nodes, or nil for too few of them,
+// ticking pace for each.
+func newIndex(nodes map[string]*node, pace *yield.Pacer) *index {
 	if len(nodes) < indexMin {
 		return nil
 	}
@@ -43,16 +61,102 @@ func newIndex(nodes map[string]*node) *index {
 	for size < 2*len(nodes) {
 		size *= 2
 	}
-	x := &index{seed: maphash.MakeSeed(), slots: make([]indexSlot, size), mask: uint64(size - 1)}
+	x := &index{seed: maphash.MakeSeed(), mask: uint64(size - 1)}
+	for range max(size/pageSize, 1) {
+		x.pages = append(x.pages, make([]indexSlot, min(size, pageSize)))
+	}
 	for k, n := range nodes {
+		pace.Tick()
 		h := x.hashOf(k)
 		i := h & x.mask
-		for x.slots[i].hash != 0 {
+		for x.slot(i).hash != 0 {
 			i = (i + 1) & x.mask
 		}
-		x.slots[i] = indexSlot{h, n}
+		*x.slot(i) = indexSlot{h, n}
 	}
 	return x
+}
+
+// indexFor returns the index of the zone b built: for an edit of an
+// indexed zone, its index with the names the edit made, copied or removed
+// put right in copies of the pages they are on; a new index otherwise, or
+// when the edit grew the zone past half its slots.
+func (b *Builder) indexFor(z *Zone) *index {
+	base := b.base
+	if base == nil || base.idx == nil || len(z.nodes) < indexMin || 2*len(z.nodes) > int(base.idx.mask+1) {
+		return newIndex(z.nodes, &b.pace)
+	}
+	e := indexEdit{index: &index{seed: base.idx.seed, pages: slices.Clone(base.idx.pages), mask: base.idx.mask}}
+	e.copied = make([]bool, len(e.pages))
+	for n := range b.owned {
+		b.pace.Tick()
+		if z.nodes[n.key] == n {
+			e.set(n)
+		}
+	}
+	for _, k := range b.gone {
+		if z.nodes[k] == nil {
+			e.remove(k)
+		}
+	}
+	return e.index
+}
+
+// indexEdit is an index being put right for an edit: its pages are its
+// base's until written.
+type indexEdit struct {
+	*index
+	copied []bool // the pages that are this index's own
+}
+
+// writable is the slot at i, on a page of the edit's own.
+func (e *indexEdit) writable(i uint64) *indexSlot {
+	p := i >> pageBits
+	if !e.copied[p] {
+		e.pages[p] = slices.Clone(e.pages[p])
+		e.copied[p] = true
+	}
+	return &e.pages[p][i&(pageSize-1)]
+}
+
+// set puts n in the index, in place of the node of the same name where
+// there is one.
+func (e *indexEdit) set(n *node) {
+	h := e.hashOf(n.key)
+	i := h & e.mask
+	for ; e.slot(i).hash != 0; i = (i + 1) & e.mask {
+		if s := e.slot(i); s.hash == h && s.n.key == n.key {
+			break
+		}
+	}
+	*e.writable(i) = indexSlot{h, n}
+}
+
+// remove takes the name with key k out of the index, if it is there, and
+// moves back each slot after it that its search would no longer reach
+// across the hole (linear probing's deletion, which leaves no tombstones).
+func (e *indexEdit) remove(k string) {
+	h := e.hashOf(k)
+	i := h & e.mask
+	for ; ; i = (i + 1) & e.mask {
+		s := e.slot(i)
+		if s.hash == 0 {
+			return
+		}
+		if s.hash == h && s.n.key == k {
+			break
+		}
+	}
+	for j := (i + 1) & e.mask; e.slot(j).hash != 0; j = (j + 1) & e.mask {
+		// The slot at j may fill the hole at i unless its search begins
+		// after i, cyclically, and no later than j.
+		home := e.slot(j).hash & e.mask
+		if (j-home)&e.mask >= (j-i)&e.mask {
+			*e.writable(i) = *e.slot(j)
+			i = j
+		}
+	}
+	*e.writable(i) = indexSlot{}
 }
 
 // hashOf is k's hash in x, never 0.
@@ -62,7 +166,7 @@ func (x *index) hashOf(k string) uint64 { return maphash.String(x.seed, k) | 1 }
 func (x *index) get(k string) *node {
 	h := x.hashOf(k)
 	for i := h & x.mask; ; i = (i + 1) & x.mask {
-		s := &x.slots[i]
+		s := x.slot(i)
 		if s.hash == h && s.n.key == k {
 			return s.n
 		}
@@ -74,7 +178,7 @@ func (x *index) get(k string) *node {
 
 // slotLine is the address of the slot where a search for hash h begins.
 func (x *index) slotLine(h uint64) uintptr {
-	return uintptr(unsafe.Pointer(&x.slots[h&x.mask]))
+	return uintptr(unsafe.Pointer(x.slot(h & x.mask)))
 }
 
 // likely returns the first node whose hash is h: the node of the name
@@ -82,7 +186,7 @@ func (x *index) slotLine(h uint64) uintptr {
 // lookup does not, comparing keys). nil when no name has hash h.
 func (x *index) likely(h uint64) *node {
 	for i := h & x.mask; ; i = (i + 1) & x.mask {
-		s := &x.slots[i]
+		s := x.slot(i)
 		if s.hash == h {
 			return s.n
 		}

@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
@@ -18,9 +19,11 @@ func holdsTheMap(t *testing.T, z *Zone) {
 	if z.idx == nil {
 		t.Fatalf("zone %s of %d names has no index", z.origin, len(z.nodes))
 	}
-	for _, s := range z.idx.slots {
-		if s.hash != 0 && z.nodes[s.n.key] != s.n {
-			t.Fatalf("zone %s: index holds %q, which the map does not", z.origin, s.n.key)
+	for _, page := range z.idx.pages {
+		for _, s := range page {
+			if s.hash != 0 && z.nodes[s.n.key] != s.n {
+				t.Fatalf("zone %s: index holds %q, which the map does not", z.origin, s.n.key)
+			}
 		}
 	}
 	for k, n := range z.nodes {
@@ -101,5 +104,89 @@ func TestSmallZonesHaveNoIndex(t *testing.T) {
 	}
 	if r := z.Lookup("h0.example.org.", dns.TypeA, false); len(r.Answer) != 1 {
 		t.Fatalf("h0: %v", r.Answer)
+	}
+}
+
+// TestIndexFollowsEdits: an edit's index is its base's put right, not
+// built again, and holds what the map holds after every edit of a run that
+// adds and removes names at random (empty non-terminals with them), so
+// that removals move back the slots behind them in every way a crowded
+// table puts them; in a table of one page, and in one of several, where
+// an edit copies only the pages it writes.
+func TestIndexFollowsEdits(t *testing.T) {
+	for _, hosts := range []int{40, 20000} { // one page of slots; sixteen
+		t.Run(fmt.Sprint(hosts), func(t *testing.T) { followEdits(t, hosts) })
+	}
+}
+
+func followEdits(t *testing.T, hosts int) {
+	rng := rand.New(rand.NewPCG(1, uint64(hosts)))
+	var b strings.Builder
+	b.WriteString(head)
+	have := map[string]bool{}
+	for i := range hosts {
+		fmt.Fprintf(&b, "h%d A 192.0.2.1\n", i)
+		have[fmt.Sprintf("h%d", i)] = true
+	}
+	z, err := parse(t, b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	holdsTheMap(t, z)
+	rr := func(name string) dns.RR {
+		r, err := dns.NewRR(name + ".example.org. 3600 A 192.0.2.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	cloned, shared, pages := 0, 0, 0
+	for round := range 200 {
+		ed := z.Edit()
+		must(t, ed.Delete(soaRR("example.org.", z.Serial())))
+		must(t, ed.Add(soaRR("example.org.", z.Serial()+1), 0))
+		for name := range have {
+			if rng.IntN(max(8, hosts/2)) == 0 { // two a round, about
+				must(t, ed.Delete(rr(name)))
+				delete(have, name)
+			}
+		}
+		for range rng.IntN(4) {
+			name := fmt.Sprintf("n%d", rng.IntN(1000))
+			if rng.IntN(3) == 0 {
+				name += fmt.Sprintf(".d%d.e%d", rng.IntN(5), rng.IntN(5)) // below empty non-terminals
+			}
+			if !have[name] {
+				must(t, ed.Add(rr(name), 0))
+				have[name] = true
+			}
+		}
+		next, err := ed.Build()
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		if next.idx != nil && z.idx != nil && next.idx.seed == z.idx.seed {
+			cloned++
+			for i := range next.idx.pages {
+				pages++
+				if &next.idx.pages[i][0] == &z.idx.pages[i][0] {
+					shared++
+				}
+			}
+		}
+		if next.idx != nil {
+			holdsTheMap(t, next)
+		}
+		if z.idx != nil {
+			holdsTheMap(t, z) // the version it was edited from, which queries may still read, unchanged
+		}
+		z = next
+	}
+	if cloned < 100 {
+		t.Fatalf("%d of 200 edits put their base's index right; the rest built one", cloned)
+	}
+	t.Logf("%d edits put their base's index right, sharing %d of %d pages", cloned, shared, pages)
+	if hosts > pageSize && shared < pages/2 {
+		t.Fatalf("edits shared %d of %d pages with their base's index", shared, pages)
 	}
 }
