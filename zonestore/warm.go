@@ -58,6 +58,10 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 		prefetch(uintptr(unsafe.Pointer(&n.rrsets[0])))
 		prefetch(uintptr(unsafe.Pointer(&n.rrsets[len(n.rrsets)-1])))
 	case 3:
+		if len(question) < 4 { // not the question of the first call
+			note.Step = ahead.Done
+			return
+		}
 		n := (*node)(note.Q)
 		set := n.get(binary.BigEndian.Uint16(question[len(question)-4:]))
 		if set == nil {

@@ -139,3 +139,27 @@ func FuzzWarm(f *testing.F) {
 		}
 	})
 }
+
+// TestWarmWithAnotherQuestion: a caller that breaks the contract, giving a
+// later call other octets than the first, gets nothing warmed from then on
+// and no panic.
+func TestWarmWithAnotherQuestion(t *testing.T) {
+	s := NewStore()
+	z, err := Parse(strings.NewReader(workload.Zone(100)), workload.Origin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.Publish(nil, z, false))
+	q := question(t, "host1."+workload.Origin, dns.TypeA)
+	for _, later := range [][]byte{nil, {1}, q[:3]} {
+		var note ahead.Note
+		s.Warm(&note, q)
+		s.Warm(&note, q)
+		s.Warm(&note, q)
+		s.Warm(&note, later)
+		if note.Step != ahead.Done {
+			t.Fatalf("% x after the question: step %d, want Done", later, note.Step)
+		}
+		s.Warm(&note, later)
+	}
+}
