@@ -30,8 +30,7 @@ type Builder struct {
 	nodes   map[string]*node
 	owned   map[*node]bool // nodes this Builder may modify; true for names new in this version
 	touched map[string]struct{}
-	removed bool     // a name left the zone
-	gone    []string // the keys of the names that left it, for the index (indexFor)
+	gone    []string // the keys of the names that left the zone
 
 	pending      []pendingSig // RRSIGs, attached to what they cover once all are read
 	nsec3        []*nsec3Node
@@ -436,7 +435,6 @@ func (b *Builder) link(z *Zone) {
 		// Remove it, and each ancestor it leaves empty.
 		for k != b.originKey {
 			delete(b.nodes, k)
-			b.removed = true
 			b.gone = append(b.gone, k)
 			pk := parentKey(k)
 			p := b.mutable(pk, "", false)
@@ -679,7 +677,7 @@ func (b *Builder) dnssec(z *Zone) error {
 
 	// The chain holds node pointers: it is rebuilt when a node in it was
 	// copied, or a name came or went.
-	nsecMoved := b.base == nil || b.removed
+	nsecMoved := b.base == nil || len(b.gone) > 0
 	for n := range b.owned {
 		if nsecMoved {
 			break

@@ -19,10 +19,10 @@ type Warmer interface {
 	// Warm takes the fetches for the query whose question is question
 	// (its wire form, as sent: the name in any case, uncompressed, then
 	// its type and class) one step further. Each call for a query is
-	// given the same question. It is called a few times for a query before the query is
-	// served, by the goroutine that serves it; it writes nothing but
-	// note, and answers nothing: a query it was never called for, or that
-	// it misjudged, is answered as any other.
+	// given the same question. It is called a few times for a query
+	// before the query is served, by the goroutine that serves it; it
+	// writes nothing but note, and answers nothing: a query it was never
+	// called for, or that it misjudged, is answered as any other.
 	Warm(note *Note, question []byte)
 }
 

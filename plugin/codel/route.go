@@ -63,7 +63,7 @@ func routerOf(s *dnsserver.Server) *router {
 		!stack.IsValid() || stack.Kind() != reflect.Bool {
 		return nil
 	}
-	rt := &router{zones: map[string]plugin.Handler{}, stacktrace: stack.Bool(), warmer: warmerOf(zones)}
+	rt := &router{zones: map[string]plugin.Handler{}, stacktrace: stack.Bool(), warmer: warmerOf(configsOf(s))}
 	for zone, list := range zones {
 		var h plugin.Handler
 		if len(list) == 1 {

@@ -17,23 +17,17 @@ import (
 // is not warmed.
 
 // warmerOf returns the one Warmer among the plugins of the server blocks,
-// or nil.
-func warmerOf(zones map[string][]*dnsserver.Config) ahead.Warmer {
+// or nil. A block listed under several zones gives the same Warmer each
+// time.
+func warmerOf(configs []*dnsserver.Config) ahead.Warmer {
 	var found ahead.Warmer
-	seen := map[*dnsserver.Config]bool{}
-	for _, list := range zones {
-		for _, c := range list {
-			if seen[c] {
-				continue
-			}
-			seen[c] = true
-			for _, h := range c.Handlers() {
-				if w, ok := h.(ahead.Warmer); ok {
-					if found != nil && found != w {
-						return nil
-					}
-					found = w
+	for _, c := range configs {
+		for _, h := range c.Handlers() {
+			if w, ok := h.(ahead.Warmer); ok {
+				if found != nil && found != w {
+					return nil
 				}
+				found = w
 			}
 		}
 	}

@@ -35,7 +35,7 @@ type Handler struct {
 
 // Warm implements ahead.Warmer: a query codel will serve soon has its
 // lookup's path fetched, a step a call (Store.Warm).
-func (h *Handler) Warm(note *ahead.Note, wire []byte) { h.store.Warm(note, wire) }
+func (h *Handler) Warm(note *ahead.Note, question []byte) { h.store.Warm(note, question) }
 
 // Ready implements the ready plugin's readiness: every zone file has been
 // loaded once (a missing one is retried), every directory scanned once,
