@@ -147,15 +147,19 @@ func startServer(b testing.TB, body, more, zone, origin string) *reader {
 	return readerOn(b, fmt.Sprint(port))
 }
 
-// readerOn waits for codel to read the socket of the server on port, and
-// returns its reader.
+// readerOn waits for codel to read the socket of the server on port, with
+// every socket of its own it opens there, and returns its first reader.
+// Until the last is open the server's goroutine is still reading the
+// server's plugins (recyclable), and a test that ended then would put
+// CoreDNS's directives back under it (startServer's cleanup).
 func readerOn(tb testing.TB, port string) *reader {
 	tb.Helper()
 	for try := 0; try < 500; try++ {
 		time.Sleep(10 * time.Millisecond)
 		queues.mu.Lock()
 		for c := range queues.instances {
-			if rs := c.readers.Load(); rs != nil && len(*rs) > 0 && strings.HasSuffix((*rs)[0].server.Addr, ":"+port) {
+			if rs := c.readers.Load(); rs != nil && len(*rs) > 0 && strings.HasSuffix((*rs)[0].server.Addr, ":"+port) &&
+				((*rs)[0].undo == nil || len(*rs) >= c.sockets) {
 				queues.mu.Unlock()
 				return (*rs)[0]
 			}
