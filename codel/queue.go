@@ -76,12 +76,12 @@ type Config struct {
 	// Local, if set, makes each worker's own state (see Local), handed
 	// to the LocalTasks it runs.
 	Local func() Local
-	// Warm, if set, is called by a worker for each of the next few
-	// queries of its hand (warmAhead) before it serves the one it took,
-	// so a query is warmed up to warmAhead times, on the goroutine that
-	// will serve it, before its turn: a way for the caller to have the
-	// CPU fetch what those queries will read while this one is served
-	// (internal/ahead). It must not block.
+	// Warm, if set, is called by a worker that takes a hand for each
+	// query of it and the one taken with it, warmPasses times, in passes
+	// over them all, before it serves them, on the goroutine that will:
+	// a way for the caller to have the CPU fetch what those queries will
+	// read, each pass's fetches for all of them at once (internal/ahead).
+	// It must not block.
 	Warm  func(t Task)
 	Clock func() int64 // monotonic nanoseconds (default Now)
 }

@@ -128,7 +128,9 @@ func (w *worker) serve() {
 			return
 		}
 		w.stats.observe(sojourn)
-		w.warm()
+		if w.served == 0 { // e was taken off the queue, with a new hand
+			w.warm(e.task)
+		}
 		w.inTask.Store(max(w.took, 1)) // when it was taken
 		w.run(e.task, w.took)
 		w.inTask.Store(0)

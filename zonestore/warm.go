@@ -13,8 +13,8 @@ import (
 // Warm implements ahead.Warmer's step for the store: each call for a
 // query takes it one step down the path its lookup will read, each step's
 // addresses read from what the step before fetched, so that each step's
-// lines are on their way while the queries before it are served
-// (internal/ahead). The steps:
+// lines are on their way while other queries' steps are taken and the
+// queries before it are served (internal/ahead). The steps:
 //
 //  1. the zone that holds the name, and the slot of its index where the
 //     search for the name begins;

@@ -7,9 +7,9 @@
 // from the step before, and none of them is in the caches, the kernel's
 // work between queries having evicted them (zonestore's
 // BenchmarkLookupCold against BenchmarkLookup). A worker of codel knows
-// the next queries of its hand before it serves them; warming each of
-// them in steps, one step a query served before it, turns those waits
-// into fetches that run while other queries are served.
+// the queries of its hand before it serves them; warming them in steps,
+// each step for all of them at once, turns those waits into fetches that
+// run side by side, and while the queries before them are served.
 package ahead
 
 import "unsafe"

@@ -9,10 +9,10 @@ import (
 	"github.com/ontimedns/ontime/internal/ahead"
 )
 
-// A worker warms the next queries of its hand before it serves each one
+// A worker warms the queries of a hand it takes before it serves them
 // (codel.Config.Warm): the server's Warmer (zonestore's handler) has the
-// CPU fetch, a step a call, what each one's lookup will read, while the
-// queries before it are served (internal/ahead). Only one Warmer a server:
+// CPU fetch, a step a call, what each one's lookup will read, each step
+// for all of them at once (internal/ahead). Only one Warmer a server:
 // a query's Note is one Warmer's, and a server of several zonestore blocks
 // is not warmed.
 
