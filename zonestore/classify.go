@@ -40,6 +40,8 @@ func (z *Zone) classify(k string) (Class, *node) {
 		ck = n.cutAbove()
 	}
 	switch {
+	case ck != "" && ck == n.key:
+		return BelowCut, n // the closest encloser is the cut: a referral's usual case, no second lookup
 	case ck != "":
 		return BelowCut, z.nodes[ck]
 	case !exact && n.hasWildcard:
