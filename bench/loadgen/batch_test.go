@@ -75,6 +75,47 @@ func TestBatchedLoopAccountsForEveryQuery(t *testing.T) {
 	}
 }
 
+// TestARunLastsWhileItSends: a run of the batched loop against a server
+// that drops one query in 50 lasts, for the rate it reports, while the
+// loop sent and its answers came, not also the wait each loop's drain
+// spends on its lost queries before giving them up (2 s here, against a
+// 300 ms run): a server that loses a query in a run is measured over the
+// same time as one that loses none.
+func TestARunLastsWhileItSends(t *testing.T) {
+	srv, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	go func() {
+		buf := make([]byte, 4096)
+		for read := 1; ; read++ {
+			n, from, err := srv.ReadFromUDP(buf)
+			if err != nil {
+				return
+			}
+			if read%50 == 0 {
+				continue
+			}
+			buf[2] |= 0x80
+			srv.WriteToUDP(buf[:n], from)
+		}
+	}()
+	qs := queriesOf(t, "www.example.org. A\n")
+	const run, wait = 300 * time.Millisecond, 2 * time.Second
+	var hist histogram
+	r, err := runBatched(srv.LocalAddr().(*net.UDPAddr), qs, 32, 8, 2, 1_000_000_000, run, wait, 100*time.Millisecond, &hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Unanswered == 0 {
+		t.Fatalf("%+v: want queries lost, so that the drains wait", r)
+	}
+	if r.Seconds < run.Seconds() || r.Seconds >= wait.Seconds() {
+		t.Fatalf("the run lasted %.3f s for its rate, want from %v to well under the drain's %v", r.Seconds, run, wait)
+	}
+}
+
 // queriesOf loads the queries of a query file with text, as -queries does.
 func queriesOf(t *testing.T, text string) []query {
 	t.Helper()
