@@ -124,12 +124,7 @@ func (e *indexEdit) writable(i uint64) *indexSlot {
 // there is one.
 func (e *indexEdit) set(n *node) {
 	h := e.hashOf(n.key)
-	i := h & e.mask
-	for ; e.slot(i).hash != 0; i = (i + 1) & e.mask {
-		if s := e.slot(i); s.hash == h && s.n.key == n.key {
-			break
-		}
-	}
+	i, _ := e.probe(n.key, h)
 	*e.writable(i) = indexSlot{h, n}
 }
 
@@ -137,16 +132,9 @@ func (e *indexEdit) set(n *node) {
 // moves back each slot after it that its search would no longer reach
 // across the hole (linear probing's deletion, which leaves no tombstones).
 func (e *indexEdit) remove(k string) {
-	h := e.hashOf(k)
-	i := h & e.mask
-	for ; ; i = (i + 1) & e.mask {
-		s := e.slot(i)
-		if s.hash == 0 {
-			return
-		}
-		if s.hash == h && s.n.key == k {
-			break
-		}
+	i, found := e.probe(k, e.hashOf(k))
+	if !found {
+		return
 	}
 	for j := (i + 1) & e.mask; e.slot(j).hash != 0; j = (j + 1) & e.mask {
 		// The slot at j may fill the hole at i unless its search begins
@@ -163,18 +151,26 @@ func (e *indexEdit) remove(k string) {
 // hashOf is k's hash in x, never 0.
 func (x *index) hashOf(k string) uint64 { return maphash.String(x.seed, k) | 1 }
 
-// get returns the node with key k, or nil.
-func (x *index) get(k string) *node {
-	h := x.hashOf(k)
+// probe returns the slot of the key k, whose hash is h, and true; or the
+// empty slot where its search ends, and false.
+func (x *index) probe(k string, h uint64) (uint64, bool) {
 	for i := h & x.mask; ; i = (i + 1) & x.mask {
 		s := x.slot(i)
 		if s.hash == h && s.n.key == k {
-			return s.n
+			return i, true
 		}
 		if s.hash == 0 {
-			return nil
+			return i, false
 		}
 	}
+}
+
+// get returns the node with key k, or nil.
+func (x *index) get(k string) *node {
+	if i, found := x.probe(k, x.hashOf(k)); found {
+		return x.slot(i).n
+	}
+	return nil
 }
 
 // slotLine is the address of the slot where a search for hash h begins.
