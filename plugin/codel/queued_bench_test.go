@@ -25,16 +25,16 @@ func BenchmarkQueuedChain(b *testing.B) {
 }
 
 // BenchmarkQueuedChainCold is QueuedChain over the load test's 200,000
-// queries (see ChainCold), with the workers warming the next queries of
-// their hands (codel.Config.Warm) and without.
+// queries (see ChainCold), with the workers warming the hands they take
+// (codel.Config.Warm) and without.
 func BenchmarkQueuedChainCold(b *testing.B) {
 	s, packed := chainServerQueries(b, chains[0].body, false, 200000)
 	b.Run("warmed", func(b *testing.B) { queuedChain(b, s, packed, true) })
 	b.Run("not-warmed", func(b *testing.B) { queuedChain(b, s, packed, false) })
 }
 
-// queuedChain serves packed off a queue, its workers warming the next
-// queries of their hands where warm is set.
+// queuedChain serves packed off a queue, its workers warming the hands
+// they take where warm is set.
 func queuedChain(b *testing.B, s *packetContext, packed [][]byte, warm bool) {
 	var dropped atomic.Int64 // counted as done: the check after the run fails the benchmark
 	tasks := make([]queuedQuery, len(packed))
@@ -73,7 +73,7 @@ func queuedChain(b *testing.B, s *packetContext, packed [][]byte, warm bool) {
 		k := min(int64(batch), n-from)
 		for i := range k {
 			t := &tasks[int(from+i)%len(tasks)]
-			t.note = ahead.Note{}
+			t.note, t.qend = ahead.Note{}, 0
 			room[i] = codel.Arrived{Task: t, Arrival: now}
 		}
 		submitted.Store(from + k)
@@ -93,9 +93,7 @@ func queuedChain(b *testing.B, s *packetContext, packed [][]byte, warm bool) {
 	if warm {
 		cfg.Warm = func(t codel.Task) {
 			q := t.(*queuedQuery)
-			if end := questionEnd(q.m); end > 0 && q.note.Step != ahead.Done {
-				s.route.warmer.Warm(&q.note, q.m[headerLen:end])
-			}
+			warmQuery(s.route.warmer, &q.note, &q.qend, q.m)
 		}
 	}
 	q := codel.New(cfg)
@@ -122,6 +120,7 @@ type queuedQuery struct {
 	m       []byte
 	dropped *atomic.Int64
 	note    ahead.Note
+	qend    int
 }
 
 func (t *queuedQuery) Run()               { panic("run without a worker's Local") }

@@ -44,18 +44,24 @@ func warmTask(t codel.Task) {
 
 // warm takes the warming of p's query a step further.
 func (p *packet) warm() {
-	rt := p.ctx.route
-	if rt == nil || rt.warmer == nil || p.note.Step == ahead.Done {
+	if rt := p.ctx.route; rt != nil && rt.warmer != nil {
+		warmQuery(rt.warmer, &p.note, &p.qend, (*p.buf)[:p.n])
+	}
+}
+
+// warmQuery takes the warming of the query m a step further with w:
+// note is the query's, and qend where its question ends (0 until read,
+// then kept: questionEnd).
+func warmQuery(w ahead.Warmer, note *ahead.Note, qend *int, m []byte) {
+	if note.Step == ahead.Done {
 		return
 	}
-	m := (*p.buf)[:p.n]
-	if p.qend == 0 {
-		p.qend = questionEnd(m)
+	if *qend == 0 {
+		*qend = questionEnd(m)
 	}
-	if p.qend < 0 {
-		return
+	if *qend > 0 {
+		w.Warm(note, m[headerLen:*qend])
 	}
-	rt.warmer.Warm(&p.note, m[headerLen:p.qend])
 }
 
 const headerLen = 12
