@@ -120,7 +120,6 @@ func (l *batchLoop) run(qs []query, first, batch int, maxQ int64, total *atomic.
 	for {
 		now := time.Now()
 		if !now.Before(end) {
-			l.stopped = now.Sub(start).Nanoseconds()
 			l.drain(in, start, wait, deadline, hist)
 			return
 		}
@@ -135,7 +134,6 @@ func (l *batchLoop) run(qs []query, first, batch int, maxQ int64, total *atomic.
 			n := min(batch, l.window-l.out)
 			sum := total.Add(int64(n))
 			if sum > maxQ {
-				l.stopped = time.Since(start).Nanoseconds()
 				l.drain(in, start, wait, deadline, hist)
 				return
 			}
@@ -175,9 +173,10 @@ func (l *batchLoop) run(qs []query, first, batch int, maxQ int64, total *atomic.
 	}
 }
 
-// drain reads the last window's answers, for up to wait: a query still
-// outstanding then is unanswered.
+// drain reads the last window's answers, for up to wait, once the loop
+// has stopped sending: a query still outstanding then is unanswered.
 func (l *batchLoop) drain(in []ipv4.Message, start time.Time, wait, deadline time.Duration, hist *histogram) {
+	l.stopped = time.Since(start).Nanoseconds()
 	l.c.SetReadDeadline(time.Now().Add(wait))
 	for l.out > 0 && l.read(in, start, deadline, hist) {
 	}
