@@ -1,6 +1,7 @@
 package test
 
 import (
+	"bytes"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -11,6 +12,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/internal/conformance"
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // The conformance suite: Knot DNS and ontime serve the same zone files in
@@ -115,11 +117,13 @@ func diff(q conformance.Query, knot, ours *dns.Msg) []string {
 	return d
 }
 
-// TestConformanceWithKnot runs the corpus against Knot and three ontime
+// TestConformanceWithKnot runs the corpus against Knot and four ontime
 // servers: zonestore alone (responses packed by miekg/dns behind CoreDNS's
-// ScrubWriter), zonestore behind fastpack (packed by the wire encoder), and
-// the two behind codel (UDP queries answered by its workers). Each must
-// answer as Knot does, and as the others.
+// ScrubWriter), zonestore behind fastpack (packed by the wire encoder),
+// the two behind codel (UDP queries answered by its workers), and the
+// issue's whole chain with prometheus, asked each UDP query twice before,
+// so that its answer compared is one replayed from the octets kept. Each
+// must answer as Knot does, and as the others.
 func TestConformanceWithKnot(t *testing.T) {
 	zones := conformanceZones(t)
 	knot := startKnot(t, zones)
@@ -132,6 +136,8 @@ func TestConformanceWithKnot(t *testing.T) {
 	plain := startCoreDNS(t, body.String(), origins...)
 	fast := startCoreDNS(t, "    fastpack\n"+body.String(), origins...)
 	queued := startCoreDNS(t, "    fastpack\n    codel\n"+body.String(), origins...)
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	full := startCoreDNSWith(t, onePAnswer, "    prometheus "+prom+"\n    fastpack\n    codel\n"+body.String(), origins...)
 
 	qs := conformance.Corpus(origins)
 	if len(qs) < 500 {
@@ -140,10 +146,22 @@ func TestConformanceWithKnot(t *testing.T) {
 	servers := []struct {
 		name string
 		addr string
-	}{{"zonestore", plain.addr}, {"zonestore+fastpack", fast.addr}, {"codel+fastpack+zonestore", queued.addr}}
+	}{{"zonestore", plain.addr}, {"zonestore+fastpack", fast.addr}, {"codel+fastpack+zonestore", queued.addr}, {"the full chain, asked twice", full.addr}}
 	failed := map[string]int{}
 	excused := 0
+	udp := 0
 	for _, q := range qs {
+		if !q.TCP {
+			udp++
+			// Asked before the loop below asks it again: the full chain
+			// answers that second query from the octets it kept, with
+			// the same octets but the ID (TestReplayAnswersAsPacked).
+			first, again := udpRaw(t, full.addr, q.Msg()), udpRaw(t, full.addr, q.Msg())
+			if !bytes.Equal(first[2:], again[2:]) {
+				failed["the full chain, asked twice"]++
+				t.Errorf("%s: asked twice, two answers:\n% x\n% x", q, first, again)
+			}
+		}
 		k, err := exchange(t, knot.addr, q.Msg(), q.TCP)
 		if err != nil {
 			t.Fatalf("knot %s: %v", q, err)
@@ -174,7 +192,13 @@ func TestConformanceWithKnot(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d queries to each server; differences: %v; %d answers compared under a written policy", len(qs), failed, excused)
+	// Most UDP queries were answered from kept octets, at least twice
+	// each: those with no EDNS option and an answer of MaxWire at most.
+	hits := metric(t, prom, "coredns_zonestore_replay_hits_total")
+	if hits < float64(udp) {
+		t.Errorf("%g answers replayed for %d UDP queries asked three times each", hits, udp)
+	}
+	t.Logf("%d queries to each server; differences: %v; %d answers compared under a written policy; %g replayed", len(qs), failed, excused, hits)
 }
 
 // presentationOf returns a name as miekg/dns prints it after a round trip

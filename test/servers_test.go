@@ -177,6 +177,17 @@ func knotServer(b *strings.Builder, dir string, port int, level string) {
 // block's contents and zones are waited for. The Corefile is returned by the server's log on failure.
 func startCoreDNS(t testing.TB, body string, zones ...string) *server {
 	t.Helper()
+	return startCoreDNSWith(t, nil, body, zones...)
+}
+
+// onePAnswer is the environment of a server that answers on one P: the
+// one whose per-P caches (zonestore's replay) a test asks to meet again.
+var onePAnswer = []string{"GOMAXPROCS=1"}
+
+// startCoreDNSWith is startCoreDNS with env added to the server's
+// environment.
+func startCoreDNSWith(t testing.TB, env []string, body string, zones ...string) *server {
+	t.Helper()
 	dir := t.TempDir()
 	port := freeport.Get(t)
 	corefile := fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n%s\n}\n", port, body)
@@ -186,6 +197,9 @@ func startCoreDNS(t testing.TB, body string, zones ...string) *server {
 	}
 	cmd := exec.Command(corednsBin, "-conf", path)
 	cmd.Dir = repoRoot(t)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	return start(t, "coredns", cmd, port, zones...)
 }
 

@@ -67,6 +67,10 @@ func NewNameIn(qname string, room []byte) (Name, error) {
 	return Name{text: qname, key: unsafe.String(&b[0], len(b))}, nil
 }
 
+// Key is the name's lookup key: its wire form, lowercased, the same
+// however the name is spelled (QuestionKey's for a question's name).
+func (n Name) Key() string { return n.key }
+
 // Find returns the current version of the zone that holds qname: the
 // longest origin that qname is at or below. It costs one map lookup per label
 // of qname, whatever the number of zones.

@@ -34,7 +34,7 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 		z, h := s.slotOf(question)
 		if z != nil {
 			note.P, note.W, note.Step = unsafe.Pointer(z), h, 1
-			prefetch(z.idx.slotLine(h))
+			ahead.Prefetch(z.idx.slotLine(h))
 		}
 		return
 	}
@@ -46,17 +46,17 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 			return
 		}
 		note.Q = unsafe.Pointer(n)
-		prefetch(uintptr(note.Q))
-		prefetch(uintptr(note.Q) + 64)
+		ahead.Prefetch(uintptr(note.Q))
+		ahead.Prefetch(uintptr(note.Q) + 64)
 	case 2:
 		n := (*node)(note.Q)
-		prefetch(uintptr(unsafe.Pointer(unsafe.StringData(n.key))))
+		ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.StringData(n.key))))
 		if len(n.rrsets) == 0 {
 			note.Step = ahead.Done
 			return
 		}
-		prefetch(uintptr(unsafe.Pointer(&n.rrsets[0])))
-		prefetch(uintptr(unsafe.Pointer(&n.rrsets[len(n.rrsets)-1])))
+		ahead.Prefetch(uintptr(unsafe.Pointer(&n.rrsets[0])))
+		ahead.Prefetch(uintptr(unsafe.Pointer(&n.rrsets[len(n.rrsets)-1])))
 	case 3:
 		if len(question) < 4 { // not the question of the first call
 			note.Step = ahead.Done
@@ -72,21 +72,21 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 			return
 		}
 		note.Q = unsafe.Pointer(set)
-		prefetch(uintptr(unsafe.Pointer(&set.rrs[0])))
+		ahead.Prefetch(uintptr(unsafe.Pointer(&set.rrs[0])))
 	case 4:
 		set := (*rrset)(note.Q)
 		for _, rr := range set.rrs[:min(2, len(set.rrs))] {
-			prefetch(uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&rr))[1])) // the record the interface holds
+			ahead.Prefetch(uintptr((*[2]unsafe.Pointer)(unsafe.Pointer(&rr))[1])) // the record the interface holds
 		}
 	case 5:
 		set := (*rrset)(note.Q)
 		for _, rr := range set.rrs[:min(2, len(set.rrs))] {
-			prefetch(uintptr(unsafe.Pointer(unsafe.StringData(rr.Header().Name))))
+			ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.StringData(rr.Header().Name))))
 			switch r := rr.(type) {
 			case *dns.A:
-				prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(r.A))))
+				ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(r.A))))
 			case *dns.AAAA:
-				prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(r.AAAA))))
+				ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(r.AAAA))))
 			}
 		}
 		note.Step = ahead.Done
@@ -110,6 +110,16 @@ func (s *Store) slotOf(question []byte) (*Zone, uint64) {
 		return nil, 0
 	}
 	return z, z.idx.hashOf(k)
+}
+
+// KeyRoom is the room QuestionKey needs for a key.
+const KeyRoom = maxName + 8
+
+// QuestionKey is the lookup key (Name.Key) of the name at the start of
+// question, a question's wire form as Warm is given it, written in room;
+// false where question is not one.
+func QuestionKey(room *[KeyRoom]byte, question []byte) (string, bool) {
+	return lowerWire(room, question)
 }
 
 // lowerWire is the key of the name at the start of question, in room: its

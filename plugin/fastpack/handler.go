@@ -23,7 +23,8 @@ type Fastpack struct {
 func (f Fastpack) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
 	if hop, ok := codel.FromContext(ctx); ok && hop.Life != nil {
 		pw := writers.Get().(*Writer)
-		*pw = Writer{ResponseWriter: w, req: r}
+		// A Life: a UDP query codel's reader read, whose answer may be kept.
+		*pw = Writer{ResponseWriter: w, req: r, replays: true}
 		hop.Life.AtEnd(pw) // false: it is this query's alone, never put back
 		return chain.Next(pluginName, f.Next, ctx, pw, r)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 
+	"github.com/ontimedns/ontime/replay"
 	"github.com/ontimedns/ontime/wire"
 )
 
@@ -17,6 +18,11 @@ import (
 type Writer struct {
 	dns.ResponseWriter
 	req *dns.Msg
+	// replays: answers it packs may be kept and written again (replay):
+	// a UDP query read by codel's reader. Its answer's size and
+	// truncation are the request's over UDP, which a key holds; over TCP
+	// they are not.
+	replays bool
 }
 
 // buffers holds encoders with their output buffers. sync.Pool keeps one per
@@ -30,10 +36,36 @@ type buffer struct {
 
 // WriteMsg implements dns.ResponseWriter.
 func (w *Writer) WriteMsg(m *dns.Msg) error {
+	_, err := w.write(m, nil, false)
+	return err
+}
+
+// WriteMsgKeep implements replay.Writer: it appends what it packed to
+// keep, where it replays and r is the request this writer was made for
+// (WritePacked).
+func (w *Writer) WriteMsgKeep(r, m *dns.Msg, keep []byte) ([]byte, error) {
+	return w.write(m, keep, w.replays && r == w.req)
+}
+
+// WritePacked implements replay.Writer: an answer it packed before, for a
+// request with the same key, is written as it was, where it replays and r
+// is the request this writer was made for (the one whose OPT record and
+// size it packs for; a plugin between may have put another in its place).
+func (w *Writer) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
+	if !w.replays || r != w.req {
+		return false, nil
+	}
+	_, err := w.ResponseWriter.Write(a.Wire)
+	return true, err
+}
+
+// write packs m and writes it; where keep is asked for, it appends the
+// octets written to it.
+func (w *Writer) write(m *dns.Msg, keep []byte, keeping bool) ([]byte, error) {
 	if m.IsTsig() != nil {
 		// The TSIG MAC covers the packed message: the standard path signs it.
 		fallbacks.WithLabelValues("tsig").Inc()
-		return w.ResponseWriter.WriteMsg(m)
+		return keep, w.ResponseWriter.WriteMsg(m)
 	}
 	state := request.Request{Req: w.req, W: w.ResponseWriter}
 	state.SizeAndDo(m)
@@ -46,15 +78,18 @@ func (w *Writer) WriteMsg(m *dns.Msg) error {
 		b.out = out
 		buffers.Put(b)
 		fallbacks.WithLabelValues("encode").Inc()
-		return w.ResponseWriter.WriteMsg(m)
+		return keep, w.ResponseWriter.WriteMsg(m)
 	}
 	if b.enc.Fallbacks > 0 {
 		recordFallbacks.Add(float64(b.enc.Fallbacks))
 	}
 	_, err = w.ResponseWriter.Write(out)
+	if keeping && err == nil {
+		keep = append(keep, out...)
+	}
 	b.out = out[:0]
 	buffers.Put(b)
-	return err
+	return keep, err
 }
 
 // ConnectionState forwards the TLS state of the writer below, as

@@ -4,6 +4,8 @@ import (
 	"sync"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/replay"
 )
 
 // recorder does for a query what the stock plugin's Recorder and the
@@ -24,6 +26,36 @@ func (r *recorder) WriteMsg(m *dns.Msg) error {
 	r.rcode = m.Rcode
 	r.size += m.Len()
 	return r.ResponseWriter.WriteMsg(m)
+}
+
+// WriteMsgKeep implements replay.Writer, where the writer below is one:
+// it records m as WriteMsg does.
+func (r *recorder) WriteMsgKeep(req, m *dns.Msg, keep []byte) ([]byte, error) {
+	rw, ok := r.ResponseWriter.(replay.Writer)
+	if !ok {
+		return keep, r.WriteMsg(m)
+	}
+	r.plugin = r.next
+	r.rcode = m.Rcode
+	r.size += m.Len()
+	return rw.WriteMsgKeep(req, m, keep)
+}
+
+// WritePacked implements replay.Writer, where the writer below is one: it
+// records what WriteMsg would have of the answer's message, its rcode and
+// Msg.Len, kept with it.
+func (r *recorder) WritePacked(req *dns.Msg, a *replay.Answer) (bool, error) {
+	rw, ok := r.ResponseWriter.(replay.Writer)
+	if !ok {
+		return false, nil
+	}
+	done, err := rw.WritePacked(req, a)
+	if done {
+		r.plugin = r.next
+		r.rcode = a.Rcode
+		r.size += a.Len
+	}
+	return done, err
 }
 
 func (r *recorder) Write(b []byte) (int, error) {

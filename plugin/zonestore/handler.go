@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"context"
+	"encoding/binary"
 	"sync"
 	"sync/atomic"
 
@@ -14,6 +15,7 @@ import (
 	"github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/internal/ahead"
 	"github.com/ontimedns/ontime/internal/chain"
+	"github.com/ontimedns/ontime/replay"
 	"github.com/ontimedns/ontime/zonestore"
 )
 
@@ -31,11 +33,49 @@ type Handler struct {
 
 	history *history                          // recent versions, for IXFR out
 	xfer    atomic.Pointer[transfer.Transfer] // the transfer plugin, to send NOTIFY
+
+	replays *replays // answers kept packed, per P; nil: none (replay 0)
 }
 
 // Warm implements ahead.Warmer: a query codel will serve soon has its
-// lookup's path fetched, a step a call (Store.Warm).
-func (h *Handler) Warm(note *ahead.Note, question []byte) { h.store.Warm(note, question) }
+// answer fetched, where one is kept packed for its question, and its
+// lookup's path otherwise, a step a call (replay.Cache.Warm, then
+// Store.Warm).
+func (h *Handler) Warm(note *ahead.Note, question []byte) {
+	if note.Step == ahead.Done {
+		return
+	}
+	if h.replays == nil || note.Step > 0 && note.Step < replaySteps {
+		h.store.Warm(note, question)
+		return
+	}
+	c := h.replays.get()
+	defer h.replays.put(c)
+	if note.Step == 0 {
+		var room [zonestore.KeyRoom]byte
+		k, ok := zonestore.QuestionKey(&room, question)
+		if !ok {
+			note.Step = ahead.Done
+			return
+		}
+		note.W = c.Hash(k, binary.BigEndian.Uint16(question[len(question)-4:]))
+		note.Step = replaySteps
+	}
+	if c.Warm(note.Step-replaySteps, note.W) {
+		note.Step++
+		return
+	}
+	if note.Step == replaySteps+1 { // no answer kept: the lookup's path
+		*note = ahead.Note{}
+		h.store.Warm(note, question)
+		return
+	}
+	note.Step = ahead.Done
+}
+
+// replaySteps numbers the steps of Warm that fetch a kept answer apart
+// from the store's (Store.Warm counts from 0).
+const replaySteps = 1 << 20
 
 // Ready implements the ready plugin's readiness: every zone file has been
 // loaded once (a missing one is retried), every directory scanned once,
@@ -100,6 +140,23 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return h.reply(w, r, dns.RcodeServerFailure)
 	}
 
+	// The same question asked the same way, from the same version of the
+	// zone, has the same answer: written as it was packed, where every
+	// writer down to the packer can (replay.Writer).
+	var keep *replay.Cache
+	pw, replayable := w.(replay.Writer)
+	if replayable && h.replays != nil {
+		c := h.replays.get()
+		defer h.replays.put(c)
+		if ans := c.Find(r, c.Hash(name.Key(), q.Qtype), z.Generation()); ans != nil {
+			replay.SetID(ans.Wire, r.Id)
+			if done, _ := pw.WritePacked(r, ans); done {
+				return dns.RcodeSuccess, nil
+			}
+		}
+		keep = c
+	}
+
 	opt := r.IsEdns0()
 	do := opt != nil && opt.Do()
 	res := &a.res
@@ -122,7 +179,17 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	m.Authoritative = res.Authoritative
 	m.Rcode = res.Rcode
 	m.Answer, m.Ns, m.Extra = res.Answer, res.Ns, res.Extra
-	w.WriteMsg(m)
+	// An ALIAS is resolved each time by the alias plugin, whose writer is
+	// no replay.Writer: its answers are never kept.
+	if keep == nil {
+		w.WriteMsg(m)
+		return dns.RcodeSuccess, nil
+	}
+	n := m.Len() // as the metrics read it, before the packer adds the OPT record
+	out, err := pw.WriteMsgKeep(r, m, keep.Room())
+	if err == nil {
+		keep.Keep(z.Generation(), replay.Answer{Wire: out, Rcode: res.Rcode, Len: n})
+	}
 	return dns.RcodeSuccess, nil
 }
 

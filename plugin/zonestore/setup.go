@@ -83,6 +83,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		h.store, h.history = prev.store, prev.history
 	}
 
+	replay := replaySize
 	for c.Next() {
 		args := c.RemainingArgs()
 		reload := time.Minute
@@ -110,6 +111,16 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				reload = d
 			case "reload_by_mtime":
 				byMtime = true
+			case "replay": // replay SIZE: answers kept packed per P; 0 keeps none
+				t := c.RemainingArgs()
+				if len(t) != 1 {
+					return nil, c.ArgErr()
+				}
+				n, err := strconv.Atoi(t[0])
+				if err != nil || n < 0 || n > 1<<24 {
+					return nil, c.Errf("replay %q: a number of answers from 0 to %d is expected", t[0], 1<<24)
+				}
+				replay = n
 			case "upstream":
 				c.RemainingArgs() // accepted and ignored, as stock file does
 			case "directory": // directory DIR [REGEXP TEMPLATE], as auto reads it
@@ -243,6 +254,9 @@ func parse(c *caddy.Controller) (*Handler, error) {
 	}
 	if prev != nil {
 		h.dropUnconfigured()
+	}
+	if replay > 0 {
+		h.replays = newReplays(replay)
 	}
 	return h, nil
 }

@@ -50,6 +50,11 @@ func TestSetupTakesFileSyntax(t *testing.T) {
 		"zonestore " + zone + " {\n reload 5x\n}",
 		"zonestore " + zone + " {\n reload -1s\n}",
 		"zonestore " + zone + " {\n nonsense\n}",
+		"zonestore " + zone + " {\n replay\n}",
+		"zonestore " + zone + " {\n replay -1\n}",
+		"zonestore " + zone + " {\n replay many\n}",
+		"zonestore " + zone + " {\n replay 1 2\n}",
+		"zonestore " + zone + " {\n replay 16777217\n}",
 		"zonestore /nonexistent/db.example.org {\n reload 0\n}", // a missing file that is never retried is fatal
 	} {
 		c := caddy.NewTestController("dns", bad)
@@ -135,6 +140,34 @@ func TestSetupTakesSecondaries(t *testing.T) {
 		c.ServerBlockKeys = []string{"."}
 		if _, err := parse(c); err == nil {
 			t.Errorf("%q: want an error", bad)
+		}
+	}
+}
+
+// TestSetupTakesReplay: answers kept packed per P, 262,144 by default;
+// replay 0 keeps none.
+func TestSetupTakesReplay(t *testing.T) {
+	zone := t.TempDir() + "/db.any"
+	if err := os.WriteFile(zone, []byte("@ 300 SOA ns1 hm 1 2 3 4 5\n@ 300 NS ns1\nns1 300 A 192.0.2.1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for input, want := range map[string]int{
+		"zonestore " + zone:                       replaySize,
+		"zonestore " + zone + " {\n replay 64\n}": 64,
+		"zonestore " + zone + " {\n replay 0\n}":  0,
+	} {
+		c := caddy.NewTestController("dns", input)
+		c.ServerBlockKeys = []string{"example.org."}
+		h, err := parse(c)
+		if err != nil {
+			t.Fatalf("%q: %v", input, err)
+		}
+		got := 0
+		if h.replays != nil {
+			got = h.replays.size
+		}
+		if got != want {
+			t.Errorf("%q: %d answers a P, want %d", input, got, want)
 		}
 	}
 }

@@ -1,0 +1,72 @@
+package zonestore
+
+import (
+	"sync"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+
+	"github.com/ontimedns/ontime/replay"
+)
+
+// replaySize is how many answers each P keeps packed by default (the
+// replay option sets it; 0 keeps none).
+const replaySize = 1 << 18
+
+// replays are a Handler's caches of packed answers, one per P: sync.Pool
+// keeps one per P, so a query takes its P's without writing memory that
+// other cores share. The pool drops what it holds only when it was not
+// used between two garbage collections; a server answering queries keeps
+// its caches.
+type replays struct {
+	pool sync.Pool
+	size int // answers each cache keeps
+}
+
+func newReplays(size int) *replays {
+	r := &replays{size: size}
+	r.pool.New = func() any {
+		c := new(replay.Counts)
+		allCounts.Lock()
+		allCounts.of = append(allCounts.of, c)
+		allCounts.Unlock()
+		return replay.New(size, c)
+	}
+	return r
+}
+
+func (r *replays) get() *replay.Cache  { return r.pool.Get().(*replay.Cache) }
+func (r *replays) put(c *replay.Cache) { r.pool.Put(c) }
+
+// allCounts are the counts of every cache made, for the metrics: a few
+// octets each, kept after their cache is gone so the totals never fall.
+var allCounts struct {
+	sync.Mutex
+	of []*replay.Counts
+}
+
+func sumCounts(f func(*replay.Counts) uint64) float64 {
+	allCounts.Lock()
+	defer allCounts.Unlock()
+	var n uint64
+	for _, c := range allCounts.of {
+		n += f(c)
+	}
+	return float64(n)
+}
+
+var (
+	_ = promauto.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "replay_hits_total",
+		Help:      "Queries answered with the octets packed for the same question before, from the same zone version.",
+	}, func() float64 { return sumCounts(func(c *replay.Counts) uint64 { return c.Hits.Load() }) })
+	_ = promauto.NewCounterFunc(prometheus.CounterOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "replay_misses_total",
+		Help:      "Queries whose answer could be kept (one question, no EDNS option) but was not found kept: a first question, a new zone version, an answer pushed out, or one too long to keep.",
+	}, func() float64 { return sumCounts(func(c *replay.Counts) uint64 { return c.Misses.Load() }) })
+)

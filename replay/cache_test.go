@@ -1,0 +1,138 @@
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// packed is a stand-in for a packed answer of n octets, all of them fill.
+func packed(n int, fill byte) []byte { return bytes.Repeat([]byte{fill}, n) }
+
+// find is c.Find with the question's hash of the name lowercased (a
+// zone's key is, but any form the same for every spelling will do).
+func find(c *Cache, r *dns.Msg, version uint64) *Answer {
+	q := r.Question[0]
+	return c.Find(r, c.Hash(strings.ToLower(q.Name), q.Qtype), version)
+}
+
+func keep(c *Cache, r *dns.Msg, version uint64, wire []byte) {
+	if find(c, r, version) != nil {
+		panic("kept already")
+	}
+	c.Keep(version, Answer{Wire: append(c.Room(), wire...), Rcode: 3, Len: 77})
+}
+
+func TestAnAnswerIsFoundForItsKeyAndVersion(t *testing.T) {
+	var n Counts
+	c := New(1024, &n)
+	r := query("www.example.org.", dns.TypeA)
+	wire := packed(40, 7)
+	keep(c, r, 5, wire)
+	wire[0] = 0 // the Cache keeps a copy
+
+	a := find(c, r, 5)
+	if a == nil {
+		t.Fatal("not found")
+	}
+	if !bytes.Equal(a.Wire, packed(40, 7)) || a.Rcode != 3 || a.Len != 77 {
+		t.Fatalf("found %v", a)
+	}
+	if find(c, r, 6) != nil {
+		t.Fatal("found for another version of the zone")
+	}
+	if find(c, query("WWW.example.org.", dns.TypeA), 5) != nil {
+		t.Fatal("found for another key")
+	}
+	if h, m := n.Hits.Load(), n.Misses.Load(); h != 1 || m != 3 {
+		t.Fatalf("%d hits, %d misses; want 1 and 3", h, m)
+	}
+}
+
+// An answer kept from a newer version takes the place of the old one: a
+// key holds one slot, whichever version it was last kept from.
+func TestANewVersionReplacesTheOld(t *testing.T) {
+	c := New(4, new(Counts)) // one set
+	r := query("www.example.org.", dns.TypeA)
+	for v := uint64(1); v <= 8; v++ {
+		keep(c, r, v, packed(20, byte(v)))
+	}
+	if a := find(c, r, 8); a == nil || a.Wire[0] != 8 {
+		t.Fatalf("found %v for the last version", a)
+	}
+	others := 0
+	for i := range 3 {
+		keep(c, query(fmt.Sprintf("n%d.example.org.", i), dns.TypeA), 8, packed(20, 1))
+	}
+	for i := range 3 {
+		if find(c, query(fmt.Sprintf("n%d.example.org.", i), dns.TypeA), 8) != nil {
+			others++
+		}
+	}
+	if others != 3 || find(c, r, 8) == nil {
+		t.Fatalf("the set holds %d of the three other keys, and the first: want all four", others)
+	}
+}
+
+// A set holds four answers; a fifth pushes out one of them, only one.
+func TestAFullSetPushesOutOne(t *testing.T) {
+	c := New(4, new(Counts))
+	var rs []*dns.Msg
+	for i := range 5 {
+		rs = append(rs, query(fmt.Sprintf("n%d.example.org.", i), dns.TypeA))
+		keep(c, rs[i], 1, packed(20, byte(i)))
+	}
+	found := 0
+	for i, r := range rs {
+		if a := find(c, r, 1); a != nil {
+			found++
+			if a.Wire[0] != byte(i) {
+				t.Errorf("%s: another key's answer", r.Question[0].Name)
+			}
+		}
+	}
+	if found != 4 || find(c, rs[4], 1) == nil {
+		t.Fatalf("%d found, the last kept among them: %v; want 4, true", found, find(c, rs[4], 1) != nil)
+	}
+}
+
+// What is not to be kept is not: an answer past MaxWire, a request
+// without a key, a zone not published (version 0), or a Keep without a
+// Find before it (a second Keep).
+func TestWhatIsNotKept(t *testing.T) {
+	c := New(64, new(Counts))
+	long := query("long.example.org.", dns.TypeTXT)
+	keep(c, long, 1, packed(MaxWire+1, 1))
+	c.Keep(1, Answer{Wire: packed(30, 2)}) // a second Keep for the Find in keep
+	if find(c, long, 1) != nil {
+		t.Error("kept an answer past MaxWire, or a second for one Find")
+	}
+	keep(c, long, 1, packed(MaxWire, 1))
+	c.Keep(1, Answer{Wire: packed(MaxWire, 2)}) // a second Keep for one Find
+	if a := find(c, long, 1); a == nil || a.Wire[0] != 1 {
+		t.Error("did not keep an answer of MaxWire octets, or kept twice for one Find")
+	}
+
+	two := query("www.example.org.", dns.TypeA)
+	two.Question = append(two.Question, two.Question[0])
+	keep(c, two, 1, packed(30, 1))
+	if find(c, two, 1) != nil {
+		t.Error("kept the answer to a request without a key")
+	}
+	unpublished := query("new.example.org.", dns.TypeA)
+	keep(c, unpublished, 0, packed(30, 1))
+	if find(c, unpublished, 0) != nil {
+		t.Error("kept an answer from version 0")
+	}
+}
+
+func TestSetID(t *testing.T) {
+	w := packed(12, 0)
+	SetID(w, 0xabcd)
+	if w[0] != 0xab || w[1] != 0xcd || w[2] != 0 {
+		t.Fatalf("% x", w)
+	}
+}

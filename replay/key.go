@@ -1,0 +1,62 @@
+package replay
+
+import (
+	"encoding/binary"
+
+	"github.com/miekg/dns"
+)
+
+// MaxKey is the most octets a key takes: a name in presentation form,
+// every octet escaped (4 × 255), and the fields after it.
+const MaxKey = 4*255 + keyFields
+
+const keyFields = 2 + 2 + 1 + 2 + 4
+
+// Key appends to dst the key of request r: what of r the answer depends
+// on, so that two requests with the same key get the same answer (but
+// the ID) from the same version of a zone. It reports false for a request
+// whose answer is not to be kept: anything but one question and at most
+// an OPT record without options (an option may be answered per client:
+// cookies, padding, client subnet), or a signed one.
+//
+// The key is the question's name as given (its case is the answer's),
+// its type and class, the flags an answer copies (RD, CD; the opcode is
+// a query's, checked by whoever asks for a key), and the OPT record's
+// presence, UDP size and TTL field (extended rcode, version, DO and the
+// other flags).
+func Key(dst []byte, r *dns.Msg) ([]byte, bool) {
+	if len(r.Question) != 1 || len(r.Answer) != 0 || len(r.Ns) != 0 || len(r.Extra) > 1 {
+		return dst, false
+	}
+	var opt *dns.OPT
+	if len(r.Extra) == 1 {
+		o, ok := r.Extra[0].(*dns.OPT)
+		if !ok || len(o.Option) != 0 {
+			return dst, false
+		}
+		opt = o
+	}
+	q := r.Question[0]
+	dst = append(dst, q.Name...)
+	var flags byte
+	if r.RecursionDesired {
+		flags |= 1
+	}
+	if r.CheckingDisabled {
+		flags |= 2
+	}
+	var size uint16
+	var ttl uint32
+	if opt != nil {
+		flags |= 4
+		size, ttl = opt.Hdr.Class, opt.Hdr.Ttl
+	}
+	// The fields after the name have a fixed length: a key is read from
+	// its end, and two keys are equal only where names and fields are.
+	dst = binary.BigEndian.AppendUint16(dst, q.Qtype)
+	dst = binary.BigEndian.AppendUint16(dst, q.Qclass)
+	dst = append(dst, flags)
+	dst = binary.BigEndian.AppendUint16(dst, size)
+	dst = binary.BigEndian.AppendUint32(dst, ttl)
+	return dst, true
+}

@@ -1,0 +1,102 @@
+package replay
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+func query(name string, qtype uint16) *dns.Msg {
+	m := new(dns.Msg)
+	m.SetQuestion(name, qtype)
+	return m
+}
+
+// Every part of a request that its answer copies or depends on tells two
+// keys apart; the ID and the flags an answer does not copy do not.
+func TestKeyTellsRequestsApart(t *testing.T) {
+	base := func() *dns.Msg {
+		m := query("www.example.org.", dns.TypeA)
+		m.SetEdns0(1232, false)
+		return m
+	}
+	keyOf := func(m *dns.Msg) string {
+		k, ok := Key(nil, m)
+		if !ok {
+			t.Fatalf("no key for %v", m)
+		}
+		return string(k)
+	}
+	want := keyOf(base())
+	same := map[string]func(*dns.Msg){
+		"another ID": func(m *dns.Msg) { m.Id++ },
+		"AD set":     func(m *dns.Msg) { m.AuthenticatedData = true },
+	}
+	for name, change := range same {
+		m := base()
+		change(m)
+		if keyOf(m) != want {
+			t.Errorf("%s: another key", name)
+		}
+	}
+	apart := map[string]func(*dns.Msg){
+		"the name's case":  func(m *dns.Msg) { m.Question[0].Name = "WWW.example.org." },
+		"another name":     func(m *dns.Msg) { m.Question[0].Name = "ww.example.org." },
+		"another type":     func(m *dns.Msg) { m.Question[0].Qtype = dns.TypeAAAA },
+		"another class":    func(m *dns.Msg) { m.Question[0].Qclass = dns.ClassCHAOS },
+		"RD":               func(m *dns.Msg) { m.RecursionDesired = !m.RecursionDesired },
+		"CD":               func(m *dns.Msg) { m.CheckingDisabled = true },
+		"no OPT":           func(m *dns.Msg) { m.Extra = nil },
+		"another UDP size": func(m *dns.Msg) { m.IsEdns0().SetUDPSize(4096) },
+		"DO":               func(m *dns.Msg) { m.IsEdns0().SetDo() },
+		"EDNS version":     func(m *dns.Msg) { m.IsEdns0().SetVersion(1) },
+	}
+	seen := map[string]string{want: "the base"}
+	for name, change := range apart {
+		m := base()
+		change(m)
+		k := keyOf(m)
+		if other, ok := seen[k]; ok {
+			t.Errorf("%s: the key of %s", name, other)
+		}
+		seen[k] = name
+	}
+}
+
+// A name and fields that run together otherwise (a name one octet
+// longer, a type one octet shorter) do not make the same key.
+func TestKeyIsReadFromItsEnd(t *testing.T) {
+	a, _ := Key(nil, query("a.", 0x6200))
+	b, _ := Key(nil, query("a.b", 0x0000))
+	if bytes.Equal(a, b) {
+		t.Fatal("two requests, one key")
+	}
+}
+
+// A request whose answer may be the client's own is not given a key.
+func TestKeyRefusesWhatIsAnsweredPerClient(t *testing.T) {
+	refused := map[string]func(*dns.Msg){
+		"two questions": func(m *dns.Msg) { m.Question = append(m.Question, m.Question[0]) },
+		"no question":   func(m *dns.Msg) { m.Question = nil },
+		"an answer": func(m *dns.Msg) {
+			m.Answer = []dns.RR{&dns.A{Hdr: dns.RR_Header{Name: "a.", Rrtype: dns.TypeA, Class: dns.ClassINET}}}
+		},
+		"an EDNS option": func(m *dns.Msg) {
+			o := m.IsEdns0()
+			o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"})
+		},
+		"a TSIG": func(m *dns.Msg) { m.SetTsig("key.", dns.HmacSHA256, 300, 0) },
+		"two OPT": func(m *dns.Msg) {
+			m.Extra = append(m.Extra, m.Extra[0])
+		},
+	}
+	for name, change := range refused {
+		m := query("www.example.org.", dns.TypeA)
+		m.SetEdns0(1232, true)
+		change(m)
+		if _, ok := Key(nil, m); ok {
+			t.Errorf("%s: given a key", name)
+		}
+	}
+}

@@ -1,0 +1,46 @@
+package replay
+
+import (
+	"unsafe"
+
+	"github.com/ontimedns/ontime/internal/ahead"
+)
+
+// Warm takes the fetches of a question's answer, where one is kept, a step
+// further, as a server's warming does for a query it will serve soon
+// (internal/ahead): step 0 fetches the set of the question's hash qh
+// (Hash), step 1 the first answer kept there for the question, step 2 its
+// key and the start of its octets, which Find compares and the writer
+// copies. It reports whether there is a step more: false after step 2,
+// and after step 1 where no answer for the question is kept, so the
+// lookup's path, not the answer, is the one to warm. It writes nothing.
+func (c *Cache) Warm(step int, qh uint64) (more bool) {
+	s := &c.sets[qh&c.mask]
+	switch step {
+	case 0:
+		ahead.Prefetch(uintptr(unsafe.Pointer(s)))
+		return true
+	case 1:
+		if e := s.of(qh); e != nil {
+			ahead.Prefetch(uintptr(unsafe.Pointer(e)))
+			return true
+		}
+	case 2:
+		if e := s.of(qh); e != nil {
+			ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(e.key))))
+			ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(e.a.Wire))))
+			ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(e.a.Wire))) + 64)
+		}
+	}
+	return false
+}
+
+// of is the first answer kept in the set for the question of hash qh.
+func (s *set) of(qh uint64) *entry {
+	for i := range s {
+		if s[i].hash == qh && s[i].e != nil {
+			return s[i].e
+		}
+	}
+	return nil
+}

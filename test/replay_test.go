@@ -1,0 +1,200 @@
+package test
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/freeport"
+)
+
+// udpRaw sends m over UDP from its own socket and returns the answer's
+// octets as they came.
+func udpRaw(t *testing.T, addr string, m *dns.Msg) []byte {
+	t.Helper()
+	out, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.Dial("udp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	buf := make([]byte, 65535)
+	for try := 0; try < 3; try++ {
+		c.SetDeadline(time.Now().Add(2 * time.Second))
+		if _, err := c.Write(out); err != nil {
+			t.Fatal(err)
+		}
+		n, err := c.Read(buf)
+		if err == nil {
+			return buf[:n]
+		}
+	}
+	t.Fatalf("%v: no answer", m.Question)
+	return nil
+}
+
+// A question asked again, the same way, from the same version of the
+// zone, is answered with the octets packed for it the first time, but
+// its own ID; the metrics count it as they counted the first; a question
+// asked another way (the name's case, the EDNS size, DO) is another
+// answer; a new version of the zone is never answered from the old.
+func TestReplayAnswersAsPacked(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	records := []string{"www A 192.0.2.1", "www AAAA 2001:db8::1", "@ MX 10 mail", "mail A 192.0.2.25",
+		"alias CNAME www", "*.wild TXT \"wild\"", "sub NS ns.sub", "ns.sub A 192.0.2.99", "a.b.c TXT \"deep\""}
+	writeZone(t, zf, 1, records...)
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	// One P: each P keeps answers of its own, and a second query must
+	// meet the first's.
+	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    zonestore %s example.org {\n        reload 100ms\n    }", prom, zf), "example.org")
+	hits := func() float64 { return metric(t, prom, "coredns_zonestore_replay_hits_total") }
+	misses := func() float64 { return metric(t, prom, "coredns_zonestore_replay_misses_total") }
+	sizes := fmt.Sprintf(`coredns_dns_response_size_bytes_sum{proto="udp",server="dns://%s",view="",zone="."}`, s.addr)
+	nx := fmt.Sprintf(`coredns_dns_responses_total{plugin="zonestore",rcode="NXDOMAIN",server="dns://%s",view="",zone="."}`, s.addr)
+
+	type ask struct {
+		name  string
+		qtype uint16
+		edns  uint16 // 0: no OPT
+		do    bool
+	}
+	asks := []ask{
+		{"www.example.org.", dns.TypeA, 0, false},
+		{"WwW.example.org.", dns.TypeA, 0, false},
+		{"www.example.org.", dns.TypeA, 1232, false},
+		{"www.example.org.", dns.TypeA, 4096, true},
+		{"www.example.org.", dns.TypeAAAA, 1232, false},
+		{"alias.example.org.", dns.TypeA, 1232, false},
+		{"x.wild.example.org.", dns.TypeTXT, 1232, false},
+		{"host.sub.example.org.", dns.TypeA, 1232, false},
+		{"nx.example.org.", dns.TypeA, 1232, false},
+		{"b.c.example.org.", dns.TypeTXT, 0, false},
+		{"example.org.", dns.TypeMX, 512, false},
+	}
+	msg := func(a ask, id uint16) *dns.Msg {
+		m := new(dns.Msg)
+		m.SetQuestion(a.name, a.qtype)
+		m.Id = id
+		if a.edns != 0 {
+			m.SetEdns0(a.edns, a.do)
+		}
+		return m
+	}
+	pass := func(id uint16) (answers [][]byte, sizeSum, nxs float64) {
+		s0, n0 := metric(t, prom, sizes), metric(t, prom, nx)
+		for _, a := range asks {
+			answers = append(answers, udpRaw(t, s.addr, msg(a, id)))
+		}
+		return answers, metric(t, prom, sizes) - s0, metric(t, prom, nx) - n0
+	}
+
+	h0, m0 := hits(), misses()
+	first, firstSizes, firstNX := pass(1)
+	if h, m := hits()-h0, misses()-m0; h != 0 || m != float64(len(asks)) {
+		t.Fatalf("first pass: %g hits, %g misses; want 0 and %d (each a question of its own)", h, m, len(asks))
+	}
+	second, secondSizes, secondNX := pass(2)
+	if h := hits() - h0; h != float64(len(asks)) {
+		t.Fatalf("second pass: %g hits, want %d", h, len(asks))
+	}
+	for i := range asks {
+		a, b := first[i], second[i]
+		if a[0] != 0 || a[1] != 1 || b[0] != 0 || b[1] != 2 {
+			t.Errorf("%v: IDs % x and % x, want 00 01 and 00 02", asks[i], a[:2], b[:2])
+		}
+		if !bytes.Equal(a[2:], b[2:]) {
+			t.Errorf("%v: the second answer differs:\n% x\n% x", asks[i], a, b)
+		}
+		var m dns.Msg
+		if err := m.Unpack(b); err != nil || m.Question[0].Name != asks[i].name {
+			t.Errorf("%v: %v, question %v", asks[i], err, m.Question)
+		}
+	}
+	if firstSizes != secondSizes || firstNX != secondNX || firstNX != 1 {
+		t.Errorf("metrics: response sizes %g then %g, NXDOMAIN %g then %g; want the same, one NXDOMAIN", firstSizes, secondSizes, firstNX, secondNX)
+	}
+
+	// A new version of the zone: www's new address at once, never the old.
+	records[0] = "www A 192.0.2.2"
+	writeZone(t, zf, 2, records...)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		var m dns.Msg
+		if err := m.Unpack(udpRaw(t, s.addr, msg(asks[0], 3))); err != nil || len(m.Answer) != 1 {
+			t.Fatalf("after the reload: %v %v", err, m.Answer)
+		}
+		if m.Answer[0].(*dns.A).A.String() == "192.0.2.2" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the new version was not served")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for i := 0; i < 20; i++ {
+		var m dns.Msg
+		if err := m.Unpack(udpRaw(t, s.addr, msg(asks[0], 4))); err != nil || m.Answer[0].(*dns.A).A.String() != "192.0.2.2" {
+			t.Fatalf("after the new version was served: %v %v", err, m.Answer)
+		}
+	}
+
+	// An option is answered per client: no key, neither a hit nor a miss.
+	h1, m1 := hits(), misses()
+	c := msg(asks[2], 5)
+	c.IsEdns0().Option = append(c.IsEdns0().Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"})
+	for i := 0; i < 3; i++ {
+		udpRaw(t, s.addr, c)
+	}
+	if hits() != h1 || misses() != m1 {
+		t.Errorf("queries with an option: %g hits, %g misses, want none", hits()-h1, misses()-m1)
+	}
+}
+
+// replay 0 keeps no answer: every query is looked up and packed.
+func TestReplayZeroKeepsNone(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    zonestore %s example.org {\n        replay 0\n    }", prom, zf), "example.org")
+	for i := 0; i < 5; i++ {
+		m := new(dns.Msg)
+		m.SetQuestion("www.example.org.", dns.TypeA)
+		udpRaw(t, s.addr, m)
+	}
+	if h, m := metric(t, prom, "coredns_zonestore_replay_hits_total"), metric(t, prom, "coredns_zonestore_replay_misses_total"); h != 0 || m != 0 {
+		t.Fatalf("%g hits, %g misses with replay 0", h, m)
+	}
+}
+
+// Over TCP an answer is never replayed: a key does not hold the transport,
+// and the answer kept for a UDP query may be truncated to its size. The
+// chain here has no prometheus, so fastpack's writer alone decides.
+func TestReplayIsUDPOnly(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	txt := "big TXT"
+	for i := 0; i < 6; i++ {
+		txt += fmt.Sprintf(" \"%0100d\"", i)
+	}
+	writeZone(t, zf, 1, txt)
+	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    codel\n    fastpack\n    zonestore %s example.org", zf), "example.org")
+	m := new(dns.Msg)
+	m.SetQuestion("big.example.org.", dns.TypeTXT)
+	for i := 0; i < 3; i++ {
+		var in dns.Msg
+		if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || !in.Truncated {
+			t.Fatalf("over UDP: %v, truncated %v; want truncated", err, in.Truncated)
+		}
+	}
+	in, err := exchange(t, s.addr, m, true)
+	if err != nil || in.Truncated || len(in.Answer) != 1 {
+		t.Fatalf("over TCP: %v, truncated %v, %d answers; want the whole answer", err, in.Truncated, len(in.Answer))
+	}
+}

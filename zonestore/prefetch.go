@@ -1,9 +1,0 @@
-//go:build amd64 || arm64
-
-package zonestore
-
-// prefetch asks the CPU to bring the line at p into its caches and goes on
-// without waiting for it; an address that maps nothing is no fault.
-//
-//go:noescape
-func prefetch(p uintptr)
