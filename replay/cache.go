@@ -32,6 +32,7 @@ type Cache struct {
 	hash uint64
 	kept bool
 	out  []byte // room for the answer Keep is given, reused
+	hit  Answer // what Find returns
 
 	counts *Counts
 }
@@ -47,17 +48,11 @@ type Counts struct {
 type set [ways]slot
 
 // slot is a set's place for one answer: its question's hash beside the
-// answer, so that a set is searched without reading any answer but the
-// one hit.
+// answer's octets, so that a set is searched without reading any answer
+// but the one hit, and a hit reads the set's line and then the octets.
 type slot struct {
 	hash uint64
-	e    *entry
-}
-
-type entry struct {
-	version uint64
-	key     []byte
-	a       Answer
+	kept *byte // the kept octets (kept.go): a header, the key, the answer; nil for an empty slot
 }
 
 // New returns a Cache for size answers (rounded up to a power of two, at
@@ -92,9 +87,14 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 	c.hash = qh
 	s := &c.sets[qh&c.mask]
 	for i := range s {
-		if e := s[i].e; s[i].hash == qh && e != nil && e.version == version && bytes.Equal(e.key, c.key) {
+		if s[i].hash != qh || s[i].kept == nil {
+			continue
+		}
+		k := keptAt(s[i].kept)
+		if k.version() == version && bytes.Equal(k.key(), c.key) {
 			c.counts.Hits.Store(c.counts.Hits.Load() + 1)
-			return &e.a
+			c.hit = Answer{Wire: k.wire(), Rcode: k.rcode(), Len: k.msgLen()}
+			return &c.hit
 		}
 	}
 	c.counts.Misses.Store(c.counts.Misses.Load() + 1)
@@ -109,7 +109,8 @@ func (c *Cache) Room() []byte { return c.out[:0] }
 // last Find, where that request's answer may be kept. An answer longer
 // than MaxWire is not kept. It takes the place of the answer to the same
 // key (from an older version), or of an empty slot, or, where there is
-// neither, of one the question's hash chooses.
+// neither, of one the question's hash chooses; it reuses that slot's
+// octets where they have room.
 func (c *Cache) Keep(version uint64, a Answer) {
 	if !c.kept {
 		return
@@ -125,18 +126,15 @@ func (c *Cache) Keep(version uint64, a Answer) {
 	s := &c.sets[h&c.mask]
 	w := int(h>>62) % ways
 	for i := range s {
-		if s[i].e == nil || s[i].hash == h && bytes.Equal(s[i].e.key, c.key) {
+		if s[i].kept == nil || s[i].hash == h && bytes.Equal(keptAt(s[i].kept).key(), c.key) {
 			w = i
 			break
 		}
 	}
-	e := s[w].e
-	if e == nil {
-		e = new(entry)
+	var old kept
+	if s[w].kept != nil {
+		old = keptAt(s[w].kept)
 	}
-	s[w].hash = h
-	e.version = version
-	e.key = append(e.key[:0], c.key...)
-	e.a = Answer{Wire: append(e.a.Wire[:0], a.Wire...), Rcode: a.Rcode, Len: a.Len}
-	s[w].e = e
+	k := old.fill(version, c.key, a)
+	s[w].hash, s[w].kept = h, &k[0]
 }

@@ -136,3 +136,22 @@ func TestSetID(t *testing.T) {
 		t.Fatalf("% x", w)
 	}
 }
+
+// A slot's octets are reused for the next answer kept there where they
+// have room, and replaced where they have not: each answer is found
+// whole, its own length, rcode and Msg.Len.
+func TestKeptOctetsAreReusedWhole(t *testing.T) {
+	c := New(4, new(Counts))
+	r := query("www.example.org.", dns.TypeA)
+	for v, n := range []int{300, 40, 200, 1000, 12} {
+		version := uint64(v + 1)
+		if find(c, r, version) != nil {
+			t.Fatalf("version %d: found before it was kept", version)
+		}
+		c.Keep(version, Answer{Wire: packed(n, byte(v)), Rcode: v, Len: 10 * n})
+		a := find(c, r, version)
+		if a == nil || !bytes.Equal(a.Wire, packed(n, byte(v))) || a.Rcode != v || a.Len != 10*n {
+			t.Fatalf("version %d: found %v, want %d octets", version, a, n)
+		}
+	}
+}

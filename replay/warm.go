@@ -9,11 +9,12 @@ import (
 // Warm takes the fetches of a question's answer, where one is kept, a step
 // further, as a server's warming does for a query it will serve soon
 // (internal/ahead): step 0 fetches the set of the question's hash qh
-// (Hash), step 1 the first answer kept there for the question, step 2 its
-// key and the start of its octets, which Find compares and the writer
-// copies. It reports whether there is a step more: false after step 2,
-// and after step 1 where no answer for the question is kept, so the
-// lookup's path, not the answer, is the one to warm. It writes nothing.
+// (Hash), step 1 the first two lines of the first answer kept there for
+// the question (its header, its key, the start of its octets), step 2
+// the two after them, where it has them. It reports whether there is a
+// step more: false after step 2, and after step 1 where no answer for the
+// question is kept, so the lookup's path, not the answer, is the one to
+// warm. It writes nothing.
 func (c *Cache) Warm(step int, qh uint64) (more bool) {
 	s := &c.sets[qh&c.mask]
 	switch step {
@@ -21,25 +22,27 @@ func (c *Cache) Warm(step int, qh uint64) (more bool) {
 		ahead.Prefetch(uintptr(unsafe.Pointer(s)))
 		return true
 	case 1:
-		if e := s.of(qh); e != nil {
-			ahead.Prefetch(uintptr(unsafe.Pointer(e)))
+		if p := s.of(qh); p != nil {
+			ahead.Prefetch(uintptr(unsafe.Pointer(p)))
+			ahead.Prefetch(uintptr(unsafe.Pointer(p)) + 64)
 			return true
 		}
 	case 2:
-		if e := s.of(qh); e != nil {
-			ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(e.key))))
-			ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(e.a.Wire))))
-			ahead.Prefetch(uintptr(unsafe.Pointer(unsafe.SliceData(e.a.Wire))) + 64)
+		if p := s.of(qh); p != nil {
+			k := keptAt(p)
+			for at, end := 128, headLen+k.keyLen()+k.wireLen(); at < end; at += 64 {
+				ahead.Prefetch(uintptr(unsafe.Pointer(p)) + uintptr(at))
+			}
 		}
 	}
 	return false
 }
 
 // of is the first answer kept in the set for the question of hash qh.
-func (s *set) of(qh uint64) *entry {
+func (s *set) of(qh uint64) *byte {
 	for i := range s {
-		if s[i].hash == qh && s[i].e != nil {
-			return s[i].e
+		if s[i].hash == qh && s[i].kept != nil {
+			return s[i].kept
 		}
 	}
 	return nil

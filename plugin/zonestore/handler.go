@@ -110,11 +110,13 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 			return h.notify(ctx, w, r, m.zone)
 		}
 	}
+	// The name's key is made on the stack first: a query answered from
+	// the octets kept for it (below) needs no answer of its own.
 	var z *zonestore.Zone
-	a := newAnswer(ctx)
-	name, err := zonestore.NewNameIn(q.Name, a.key[:])
+	var room [keyRoom]byte
+	probe, err := zonestore.NewNameIn(q.Name, room[:])
 	if err == nil {
-		z = h.store.FindName(name)
+		z = h.store.FindName(probe)
 	}
 	if z == nil && h.secs.load() != nil && h.pendingSecondary(q.Name) != nil {
 		return h.reply(w, r, dns.RcodeServerFailure) // ours, not transferred yet
@@ -148,7 +150,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if replayable && h.replays != nil {
 		c := h.replays.get()
 		defer h.replays.put(c)
-		if ans := c.Find(r, c.Hash(name.Key(), q.Qtype), z.Generation()); ans != nil {
+		if ans := c.Find(r, c.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
 			replay.SetID(ans.Wire, r.Id)
 			if done, _ := pw.WritePacked(r, ans); done {
 				return dns.RcodeSuccess, nil
@@ -157,6 +159,10 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		keep = c
 	}
 
+	// The answer's name in the answer's own room: the message and the
+	// plugins above read what the lookup makes of it after this returns.
+	a := newAnswer(ctx)
+	name, _ := zonestore.NewNameIn(q.Name, a.key[:])
 	opt := r.IsEdns0()
 	do := opt != nil && opt.Do()
 	res := &a.res
@@ -205,8 +211,10 @@ type answer struct {
 	// spill), so this holds the key of any name of up to 119 octets. 32,
 	// before, missed every name of 24 octets or more (the load test's
 	// hosts), and each then allocated its key.
-	key [128]byte
+	key [keyRoom]byte
 }
+
+const keyRoom = 128
 
 // answers keeps answers of queries that ended, for the next ones.
 var answers = sync.Pool{New: func() any { return new(answer) }}

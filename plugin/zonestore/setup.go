@@ -83,7 +83,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		h.store, h.history = prev.store, prev.history
 	}
 
-	replay := replaySize
+	replay := replaySize()
 	for c.Next() {
 		args := c.RemainingArgs()
 		reload := time.Minute

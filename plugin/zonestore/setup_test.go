@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"os"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -144,15 +145,15 @@ func TestSetupTakesSecondaries(t *testing.T) {
 	}
 }
 
-// TestSetupTakesReplay: answers kept packed per P, 262,144 by default;
-// replay 0 keeps none.
+// TestSetupTakesReplay: answers kept packed per P, 2^19 among the Ps by
+// default (2^14 to 2^18 each); replay 0 keeps none.
 func TestSetupTakesReplay(t *testing.T) {
 	zone := t.TempDir() + "/db.any"
 	if err := os.WriteFile(zone, []byte("@ 300 SOA ns1 hm 1 2 3 4 5\n@ 300 NS ns1\nns1 300 A 192.0.2.1\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	for input, want := range map[string]int{
-		"zonestore " + zone:                       replaySize,
+		"zonestore " + zone:                       replaySize(),
 		"zonestore " + zone + " {\n replay 64\n}": 64,
 		"zonestore " + zone + " {\n replay 0\n}":  0,
 	} {
@@ -168,6 +169,16 @@ func TestSetupTakesReplay(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%q: %d answers a P, want %d", input, got, want)
+		}
+	}
+}
+
+func TestReplaySizeByPs(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	for ps, want := range map[int]int{1: 1 << 18, 2: 1 << 18, 4: 1 << 17, 16: 1 << 15, 64: 1 << 14} {
+		runtime.GOMAXPROCS(ps)
+		if got := replaySize(); got != want {
+			t.Errorf("%d Ps: %d answers each, want %d", ps, got, want)
 		}
 	}
 }

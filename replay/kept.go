@@ -1,0 +1,57 @@
+package replay
+
+import (
+	"encoding/binary"
+	"unsafe"
+)
+
+// kept is one answer as a slot keeps it, in one allocation: a header, the
+// request's key, then the answer's octets. One allocation, not an entry
+// pointing at a key and an answer: a kept answer costs its octets and
+// the allocator's rounding, and a hit reads one run of lines.
+//
+// The header: the zone version (8 octets), the message's Msg.Len (4), its
+// rcode (2), the key's length (2), the answer's (2), the allocation's
+// capacity (2), little-endian.
+type kept []byte
+
+const headLen = 8 + 4 + 2 + 2 + 2 + 2
+
+// keptAt is the kept answer whose first octet p is.
+func keptAt(p *byte) kept {
+	head := unsafe.Slice(p, headLen)
+	return unsafe.Slice(p, int(binary.LittleEndian.Uint16(head[18:])))
+}
+
+func (k kept) version() uint64 { return binary.LittleEndian.Uint64(k) }
+func (k kept) msgLen() int     { return int(binary.LittleEndian.Uint32(k[8:])) }
+func (k kept) rcode() int      { return int(binary.LittleEndian.Uint16(k[12:])) }
+func (k kept) keyLen() int     { return int(binary.LittleEndian.Uint16(k[14:])) }
+func (k kept) wireLen() int    { return int(binary.LittleEndian.Uint16(k[16:])) }
+func (k kept) key() []byte     { return k[headLen : headLen+k.keyLen()] }
+
+// wire is the answer's octets, with no room past them (a caller that
+// appends copies).
+func (k kept) wire() []byte {
+	at := headLen + k.keyLen()
+	return k[at : at+k.wireLen() : at+k.wireLen()]
+}
+
+// fill writes an answer into k where it has room, or into a new
+// allocation, and returns it. Keys are at most MaxKey octets and answers
+// MaxWire: every length fits its field.
+func (k kept) fill(version uint64, key []byte, a Answer) kept {
+	n := headLen + len(key) + len(a.Wire)
+	if cap(k) < n {
+		k = make(kept, n)
+	}
+	k = k[:cap(k)]
+	binary.LittleEndian.PutUint64(k, version)
+	binary.LittleEndian.PutUint32(k[8:], uint32(a.Len))
+	binary.LittleEndian.PutUint16(k[12:], uint16(a.Rcode))
+	binary.LittleEndian.PutUint16(k[14:], uint16(len(key)))
+	binary.LittleEndian.PutUint16(k[16:], uint16(len(a.Wire)))
+	binary.LittleEndian.PutUint16(k[18:], uint16(len(k)))
+	copy(k[headLen+copy(k[headLen:], key):], a.Wire)
+	return k
+}
