@@ -24,21 +24,20 @@ const ways = 4
 type Cache struct {
 	sets []set
 	mask uint64
-	seed maphash.Seed
 
 	// What the last Find was asked, for Keep: the request's key, its
 	// question's hash, and whether its answer may be kept.
-	key  []byte
-	hash uint64
-	kept bool
-	out  []byte // room for the answer Keep is given, reused
-	hit  Answer // what Find returns
+	key      []byte
+	hash     uint64
+	keepable bool
+	out      []byte // room for the answer Keep is given, reused
+	hit      Answer // what Find returns
 
 	counts *Counts
 }
 
 // Counts are a Cache's Find answers, for the metrics: its holder adds to
-// them (a load and a store, no locked instruction), a scrape reads them
+// them (a load and an atomic store, never contended), a scrape reads them
 // from any goroutine. They fill a cache line, which no other core writes.
 type Counts struct {
 	Hits, Misses atomic.Uint64
@@ -62,7 +61,7 @@ func New(size int, counts *Counts) *Cache {
 	for n*ways < size {
 		n *= 2
 	}
-	return &Cache{sets: make([]set, n), mask: uint64(n - 1), seed: maphash.MakeSeed(), counts: counts}
+	return &Cache{sets: make([]set, n), mask: uint64(n - 1), counts: counts}
 }
 
 // Hash is the hash of a question, by which its answers are placed: key
@@ -71,17 +70,21 @@ func New(size int, counts *Counts) *Cache {
 // of asking the question (the name's case, the EDNS record) is placed in
 // the same set, and told apart there by its whole Key.
 func (c *Cache) Hash(key string, qtype uint16) uint64 {
-	return maphash.String(c.seed, key) + uint64(qtype)*0x9e3779b97f4a7c15
+	return maphash.String(seed, key) + uint64(qtype)*0x9e3779b97f4a7c15
 }
+
+// seed is every Cache's: a question hashes the same in each, so a hash
+// taken with one P's cache (warming) places it in another's too.
+var seed = maphash.MakeSeed()
 
 // Find returns the answer kept for request r, whose question hashes to
 // qh (Hash), from the zone version version, or nil. The answer is the
 // Cache's: its Wire may be written (SetID) until the Cache is used again.
 // Where r's answer may be kept (Key), a Keep after Find keeps it.
 func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
-	c.key, c.kept = Key(c.key[:0], r)
-	if !c.kept || version == 0 {
-		c.kept = false
+	c.key, c.keepable = Key(c.key[:0], r)
+	if !c.keepable || version == 0 {
+		c.keepable = false
 		return nil
 	}
 	c.hash = qh
@@ -112,10 +115,10 @@ func (c *Cache) Room() []byte { return c.out[:0] }
 // neither, of one the question's hash chooses; it reuses that slot's
 // octets where they have room.
 func (c *Cache) Keep(version uint64, a Answer) {
-	if !c.kept {
+	if !c.keepable {
 		return
 	}
-	c.kept = false
+	c.keepable = false
 	if len(a.Wire) > MaxWire || len(a.Wire) < 12 {
 		return
 	}
