@@ -58,14 +58,32 @@ func (sink) Hijack()                     {}
 // of shardmetrics', to show what that saves; without prometheus, to show
 // what it costs; and without fastpack as well, to show what the encoder
 // saves (CoreDNS's ScrubWriter and miekg/dns's Pack instead).
+//
+// full-without-replay is the full chain with zonestore keeping no answer
+// (replay 0): what a query costs whose answer is not kept (a first
+// question, a new zone version, TCP), where full's queries, asked again,
+// are written the octets kept for them.
 var chains = []struct {
 	name, body string
 	stock      bool
+	zoneOpts   string // zonestore's block, if any
 }{
-	{"full", " prometheus 127.0.0.1:0\n codel\n fastpack\n", false},
-	{"full-stock-prometheus", " prometheus 127.0.0.1:0\n codel\n fastpack\n", true},
-	{"without-prometheus", " codel\n fastpack\n", false},
-	{"without-prometheus-fastpack", " codel\n", false},
+	{"full", " prometheus 127.0.0.1:0\n codel\n fastpack\n", false, ""},
+	{"full-without-replay", " prometheus 127.0.0.1:0\n codel\n fastpack\n", false, " {\n  replay 0\n }"},
+	{"full-stock-prometheus", " prometheus 127.0.0.1:0\n codel\n fastpack\n", true, ""},
+	{"without-prometheus", " codel\n fastpack\n", false, ""},
+	{"without-prometheus-fastpack", " codel\n", false, ""},
+}
+
+// zonestoreBlock, set before a server is started, is the block of its
+// zonestore line (a chain's zoneOpts).
+var zonestoreBlock string
+
+// chainServerOf is chainServerQueries for one of chains.
+func chainServerOf(b testing.TB, c int, n int) (*packetContext, [][]byte) {
+	zonestoreBlock = chains[c].zoneOpts
+	defer func() { zonestoreBlock = "" }()
+	return chainServerQueries(b, chains[c].body, chains[c].stock, n)
 }
 
 // chainServer starts a chain from a Corefile body (and zonestore), as the
@@ -133,7 +151,7 @@ func startServer(b testing.TB, body, more, zone, origin string) *reader {
 	var inst *caddy.Instance
 	for try := 0; ; try++ {
 		port = freeport.Get(b)
-		corefile := fmt.Sprintf(".:%d {\n bind 127.0.0.1\n%s zonestore %s %s\n}\n", port, body, file, origin) +
+		corefile := fmt.Sprintf(".:%d {\n bind 127.0.0.1\n%s zonestore %s %s%s\n}\n", port, body, file, origin, zonestoreBlock) +
 			strings.ReplaceAll(more, "PORT", fmt.Sprint(port))
 		if inst, err = caddy.Start(caddy.CaddyfileInput{Contents: []byte(corefile), ServerTypeName: "dns"}); err == nil {
 			break
@@ -172,9 +190,9 @@ func readerOn(tb testing.TB, port string) *reader {
 
 // BenchmarkChain serves the mix one query after another.
 func BenchmarkChain(b *testing.B) {
-	for _, c := range chains {
+	for i, c := range chains {
 		b.Run(c.name, func(b *testing.B) {
-			s, packed := chainServer(b, c.body, c.stock)
+			s, packed := chainServerOf(b, i, 4096)
 			serveInTurn(b, s, packed)
 		})
 	}
@@ -195,12 +213,12 @@ func serveInTurn(b *testing.B, s *packetContext, packed [][]byte) {
 // mostly not in the caches, as under load (see zonestore's
 // BenchmarkLookupCold).
 func BenchmarkChainCold(b *testing.B) {
-	for _, c := range chains {
-		if c.name != "full" && c.name != "without-prometheus" {
-			continue // the chains ontime runs, with and without its metrics
+	for i, c := range chains {
+		if c.name != "full" && c.name != "full-without-replay" && c.name != "without-prometheus" {
+			continue // the chains ontime runs, with and without its metrics, and without replay
 		}
 		b.Run(c.name, func(b *testing.B) {
-			s, packed := chainServerQueries(b, c.body, false, 200000)
+			s, packed := chainServerOf(b, i, 200000)
 			serveInTurn(b, s, packed)
 		})
 	}
@@ -223,9 +241,9 @@ func serveOne(template *packetContext, m []byte, w dns.ResponseWriter, room *nam
 // BenchmarkChainParallel serves it from every P at once (-cpu 1,2): it
 // scales only if no query writes memory that every other query writes.
 func BenchmarkChainParallel(b *testing.B) {
-	for _, c := range chains {
+	for i, c := range chains {
 		b.Run(c.name, func(b *testing.B) {
-			s, packed := chainServer(b, c.body, c.stock)
+			s, packed := chainServerOf(b, i, 4096)
 			b.ReportAllocs()
 			b.ResetTimer()
 			b.RunParallel(func(pb *testing.PB) {
