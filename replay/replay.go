@@ -31,6 +31,11 @@ type Answer struct {
 // is not, and its queries are answered as always.
 type Writer interface {
 	dns.ResponseWriter
+	// Replays reports whether this writer, and every writer below it
+	// down to the one that packs, keeps and writes kept answers for the
+	// query it was made for: where one does not, the query is answered
+	// as always, and counted neither a hit nor a miss.
+	Replays() bool
 	// WriteMsgKeep writes m, the answer to request r, as WriteMsg does,
 	// and appends to keep the octets it wrote, where it packed them
 	// itself for r; it returns keep unchanged where it did not (a message

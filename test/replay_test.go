@@ -158,19 +158,30 @@ func TestReplayAnswersAsPacked(t *testing.T) {
 	}
 }
 
-// replay 0 keeps no answer: every query is looked up and packed.
-func TestReplayZeroKeepsNone(t *testing.T) {
+// replay 0 keeps no answer, and neither does a chain whose writers down
+// to the packer cannot write a kept answer (here no fastpack at all):
+// every query is looked up and packed, and counted neither a hit nor a
+// miss.
+func TestReplayKeepsNoneWhereItCannot(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
-	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    zonestore %s example.org {\n        replay 0\n    }", prom, zf), "example.org")
-	for i := 0; i < 5; i++ {
-		m := new(dns.Msg)
-		m.SetQuestion("www.example.org.", dns.TypeA)
-		udpRaw(t, s.addr, m)
-	}
-	if h, m := metric(t, prom, "coredns_zonestore_replay_hits_total"), metric(t, prom, "coredns_zonestore_replay_misses_total"); h != 0 || m != 0 {
-		t.Fatalf("%g hits, %g misses with replay 0", h, m)
+	for name, chain := range map[string]string{
+		"replay 0":    "    codel\n    fastpack\n    zonestore %s example.org {\n        replay 0\n    }",
+		"no fastpack": "    codel\n    zonestore %s example.org",
+	} {
+		prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+		s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    prometheus %s\n", prom)+fmt.Sprintf(chain, zf), "example.org")
+		for i := 0; i < 5; i++ {
+			m := new(dns.Msg)
+			m.SetQuestion("www.example.org.", dns.TypeA)
+			var in dns.Msg
+			if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || len(in.Answer) != 1 {
+				t.Fatalf("%s: %v %v", name, err, in.Answer)
+			}
+		}
+		if h, m := metric(t, prom, "coredns_zonestore_replay_hits_total"), metric(t, prom, "coredns_zonestore_replay_misses_total"); h != 0 || m != 0 {
+			t.Errorf("%s: %g hits, %g misses, want none", name, h, m)
+		}
 	}
 }
 

@@ -40,6 +40,9 @@ func (w *Writer) WriteMsg(m *dns.Msg) error {
 	return err
 }
 
+// Replays implements replay.Writer: for a UDP query codel's reader read.
+func (w *Writer) Replays() bool { return w.replays }
+
 // WriteMsgKeep implements replay.Writer: it appends what it packed to
 // keep, where it replays and r is the request this writer was made for
 // (WritePacked).

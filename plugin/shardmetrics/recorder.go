@@ -28,6 +28,12 @@ func (r *recorder) WriteMsg(m *dns.Msg) error {
 	return r.ResponseWriter.WriteMsg(m)
 }
 
+// Replays implements replay.Writer: where the writer below replays.
+func (r *recorder) Replays() bool {
+	rw, ok := r.ResponseWriter.(replay.Writer)
+	return ok && rw.Replays()
+}
+
 // WriteMsgKeep implements replay.Writer, where the writer below is one:
 // it records m as WriteMsg does.
 func (r *recorder) WriteMsgKeep(req, m *dns.Msg, keep []byte) ([]byte, error) {

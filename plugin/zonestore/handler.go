@@ -147,7 +147,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	// writer down to the packer can (replay.Writer).
 	var keep *replay.Cache
 	pw, replayable := w.(replay.Writer)
-	if replayable && h.replays != nil {
+	if replayable && h.replays != nil && pw.Replays() {
 		c := h.replays.get()
 		defer h.replays.put(c)
 		if ans := c.Find(r, c.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
@@ -222,8 +222,8 @@ var answers = sync.Pool{New: func() any { return new(answer) }}
 // newAnswer returns an answer for the query of ctx: one kept from an
 // earlier query where this one has a Life (codel read it), and given back
 // when it ends, after every plugin above has done with the message; a
-// fresh one elsewhere. An answer that is not used (the name is not ours)
-// goes back too, at the same time.
+// fresh one elsewhere. Only a query that is looked up takes one: not one
+// whose name is not ours, nor one written the octets kept for it.
 func newAnswer(ctx context.Context) *answer {
 	hop, ok := codel.FromContext(ctx)
 	if !ok || hop.Life == nil {
