@@ -17,11 +17,13 @@ package replay
 import "github.com/miekg/dns"
 
 // Answer is one answer as it was packed, with what the writers above the
-// packer read of its message.
+// packer read of its message when it was kept (WriteMsgKeep): each
+// writer fills in what it reads, and reads it back when the answer is
+// written again (WritePacked). A field no writer reads stays zero.
 type Answer struct {
-	Wire  []byte // the packed message, as written
-	Rcode int    // the message's rcode
-	Len   int    // the message's Msg.Len, before it was packed
+	Wire  []byte // the packed message, as written (the packer's)
+	Rcode int    // the message's rcode (the metrics' recorder's)
+	Len   int    // the message's Msg.Len, before it was packed (the metrics' recorder's)
 }
 
 // Writer is a dns.ResponseWriter that can keep what it packs and write it
@@ -37,11 +39,12 @@ type Writer interface {
 	// as always, and counted neither a hit nor a miss.
 	Replays() bool
 	// WriteMsgKeep writes m, the answer to request r, as WriteMsg does,
-	// and appends to keep the octets it wrote, where it packed them
-	// itself for r; it returns keep unchanged where it did not (a message
-	// it handed to miekg/dns, a signed one, r not the request it was made
-	// for), and such an answer is not kept.
-	WriteMsgKeep(r, m *dns.Msg, keep []byte) ([]byte, error)
+	// and fills in keep with what it reads of m: the packer appends to
+	// keep.Wire the octets it wrote, where it packed them itself for r,
+	// and leaves it as it was where it did not (a message it handed to
+	// miekg/dns, a signed one, r not the request it was made for); such
+	// an answer is not kept.
+	WriteMsgKeep(r, m *dns.Msg, keep *Answer) error
 	// WritePacked writes a, an answer kept for the request r, as
 	// WriteMsg would have written its message: each writer records what
 	// it would have read of that message from a. It reports false, having

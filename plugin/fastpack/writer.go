@@ -46,8 +46,10 @@ func (w *Writer) Replays() bool { return w.replays }
 // WriteMsgKeep implements replay.Writer: it appends what it packed to
 // keep, where it replays and r is the request this writer was made for
 // (WritePacked).
-func (w *Writer) WriteMsgKeep(r, m *dns.Msg, keep []byte) ([]byte, error) {
-	return w.write(m, keep, w.replays && r == w.req)
+func (w *Writer) WriteMsgKeep(r, m *dns.Msg, keep *replay.Answer) error {
+	var err error
+	keep.Wire, err = w.write(m, keep.Wire, w.replays && r == w.req)
+	return err
 }
 
 // WritePacked implements replay.Writer: an answer it packed before, for a

@@ -35,15 +35,17 @@ func (r *recorder) Replays() bool {
 }
 
 // WriteMsgKeep implements replay.Writer, where the writer below is one:
-// it records m as WriteMsg does.
-func (r *recorder) WriteMsgKeep(req, m *dns.Msg, keep []byte) ([]byte, error) {
+// it records m as WriteMsg does, and keeps with the answer the rcode and
+// Msg.Len it read, for WritePacked.
+func (r *recorder) WriteMsgKeep(req, m *dns.Msg, keep *replay.Answer) error {
 	rw, ok := r.ResponseWriter.(replay.Writer)
 	if !ok {
-		return keep, r.WriteMsg(m)
+		return r.WriteMsg(m)
 	}
+	keep.Rcode, keep.Len = m.Rcode, m.Len()
 	r.plugin = r.next
-	r.rcode = m.Rcode
-	r.size += m.Len()
+	r.rcode = keep.Rcode
+	r.size += keep.Len
 	return rw.WriteMsgKeep(req, m, keep)
 }
 

@@ -42,9 +42,6 @@ type Handler struct {
 // lookup's path otherwise, a step a call (replay.Cache.Warm, then
 // Store.Warm).
 func (h *Handler) Warm(note *ahead.Note, question []byte) {
-	if note.Step == ahead.Done {
-		return
-	}
 	if h.replays == nil || note.Step > 0 && note.Step < replaySteps {
 		h.store.Warm(note, question)
 		return
@@ -191,10 +188,9 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		w.WriteMsg(m)
 		return dns.RcodeSuccess, nil
 	}
-	n := m.Len() // as the metrics read it, before the packer adds the OPT record
-	out, err := pw.WriteMsgKeep(r, m, keep.Room())
-	if err == nil {
-		keep.Keep(z.Generation(), replay.Answer{Wire: out, Rcode: res.Rcode, Len: n})
+	kept := replay.Answer{Wire: keep.Room()}
+	if pw.WriteMsgKeep(r, m, &kept) == nil {
+		keep.Keep(z.Generation(), kept)
 	}
 	return dns.RcodeSuccess, nil
 }
