@@ -247,7 +247,8 @@ func TestCodelSocketPathAnswersTheSame(t *testing.T) {
 // address; codel reads that socket too, and each answer must leave from
 // the address its query came to. Queries go to 127.0.0.2: an answer from
 // the address the kernel would choose by route (127.0.0.1) never reaches
-// the client, whose socket is connected to 127.0.0.2.
+// the client, whose socket is connected to 127.0.0.2. And to ::1, where
+// the host has it: the dual-stack socket answers IPv6 clients too.
 func TestCodelReadsAWildcardSocket(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
@@ -262,8 +263,13 @@ func TestCodelReadsAWildcardSocket(t *testing.T) {
 	for pass := 0; pass < 3 && reads == 0; pass++ {
 		var wg sync.WaitGroup
 		errs := make(chan error, 16)
-		to := fmt.Sprintf("127.0.0.2:%d", port)
-		for range 16 {
+		tos := []string{fmt.Sprintf("127.0.0.2:%d", port)}
+		if c, err := net.ListenPacket("udp6", "[::1]:0"); err == nil {
+			c.Close()
+			tos = append(tos, fmt.Sprintf("[::1]:%d", port))
+		}
+		for i := range 16 {
+			to := tos[i%len(tos)]
 			wg.Add(1)
 			go func() {
 				defer wg.Done()

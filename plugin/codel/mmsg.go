@@ -201,6 +201,17 @@ func (o *outbox) send() {
 		o.write = o.sendmmsg // bound once: a function literal here, and what it sets, escape anew each call
 	}
 	o.sent = 0
+	if o.n > 0 && o.r.quietRaw != nil {
+		// As far as the quiet socket takes them (quiet_linux.go). What it
+		// does not (its buffer full, an answer it refuses) goes out of the
+		// reader's socket, as all did before it had one.
+		o.err = nil
+		for o.sent < o.n && o.err == nil {
+			if werr := o.r.quietRaw.Write(o.write); werr != nil {
+				break
+			}
+		}
+	}
 	for o.sent < o.n {
 		o.err = nil
 		if werr := o.r.raw.Write(o.write); werr != nil || o.err != nil {

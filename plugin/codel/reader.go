@@ -71,7 +71,13 @@ type reader struct {
 	deadlineMu  sync.Mutex
 	interrupted bool
 	reads       atomic.Uint64 // packets read here, counted per batch
-	done        chan struct{}
+	// quiet is the socket the reader's answers go out of (quiet_linux.go);
+	// nil where there is none (a reader bound to every address or to an
+	// IPv6 one, CoreDNS's socket shared, another system), and answers go
+	// out of conn.
+	quiet    *os.File
+	quietRaw syscall.RawConn
+	done     chan struct{}
 }
 
 const batch = 32 // packets read at most per system call, and answers sent
@@ -109,6 +115,9 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort, first *reader
 				log.Infof("%s: each query allocates its packet and messages: %s", s.Addr, why)
 			}
 			r.route = routerOf(s)
+			if undo != nil { // CoreDNS's socket, shared, has no SO_REUSEPORT to open one beside it
+				r.openQuiet(addr)
+			}
 			// Only on a socket of codel's own: CoreDNS's reader, on a
 			// socket it shares, reads control messages into a buffer with
 			// room for the address alone.
@@ -126,6 +135,33 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort, first *reader
 		forget()
 	}
 	return nil, err
+}
+
+// openQuiet opens the reader's quiet socket. Without one its answers go
+// out of its own socket, as they did before there was one.
+func (r *reader) openQuiet(addr netip.AddrPort) {
+	q, err := quietSocket(addr)
+	if err == nil {
+		r.quietRaw, err = q.SyscallConn()
+		if err != nil {
+			q.Close()
+		}
+	}
+	if err != nil {
+		if err != errNoQuietPlace {
+			log.Infof("%s: answers go out of the socket queries are read from: %v", addr, err)
+		}
+		return
+	}
+	r.quiet = q
+}
+
+// closeQuiet closes the quiet socket: answers go out of the reader's own
+// from now on (outbox.send falls back where the quiet socket refuses them).
+func (r *reader) closeQuiet() {
+	if r.quiet != nil {
+		r.quiet.Close()
+	}
 }
 
 // start starts the goroutine that waits on the socket. Codel.attach
@@ -339,6 +375,7 @@ func (r *reader) retire() {
 	if r.undo == nil {
 		return // CoreDNS's own socket: it goes on reading it
 	}
+	r.closeQuiet() // before its reader's socket stops listening (quiet_linux.go)
 	r.undo()
 	for !r.feeding.CompareAndSwap(false, true) {
 		runtime.Gosched() // a worker's feed, begun before the readers were taken away
@@ -352,6 +389,7 @@ func (r *reader) retire() {
 }
 
 func (r *reader) close() {
+	r.closeQuiet()
 	r.conn.Close()
 	r.feedCon.Close()
 	if r.forget != nil {

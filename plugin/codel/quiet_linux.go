@@ -1,0 +1,75 @@
+//go:build linux
+
+package codel
+
+import (
+	"errors"
+	"net/netip"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// A reader's answers go out of a socket of their own that nobody waits on:
+// its quiet socket. The reader's socket is in Go's poller, and so has a
+// waiter (the poller's epoll) all its life. For every datagram it sends,
+// the kernel then wakes that waiter when the datagram's memory is given
+// back (sock_wfree: the socket is writable again): two interrupt-masking
+// locks an answer, though nobody waits to write, and over loopback in the
+// sender's own system call. A socket that no epoll and no thread waits on
+// skips the wake-up: sock_wfree went from 3 to 5% of the server's time
+// (Knot's: 5%) to under 0.7% (bench/README.md, 2026-12-05).
+//
+// The quiet socket must send from the reader's address and port, and take
+// no query. Beside a reader bound to an IPv4 address A it is an IPv6
+// socket bound to A mapped (::ffff:A), with SO_REUSEPORT:
+//   - it joins no SO_REUSEPORT group of the readers' (a group holds one
+//     family), so it takes no share of the hash that spreads queries over
+//     them, and a reader bound after it (a reload's) joins theirs;
+//   - an IPv4 datagram to A matches both, and the kernel scores an IPv4
+//     socket above an IPv6 one (udp.c's compute_score), so while a reader
+//     listens on A the quiet socket is handed nothing. It is opened after
+//     its reader's socket and closed before it is retired.
+// It is not connected: a connected socket would be picked over the
+// readers for its peer, and would number its datagrams' IPv4 IDs in one
+// sequence for every client, which an off-path attacker forging a
+// fragment of an answer could follow; unconnected, the kernel numbers
+// them by destination, as the reader's own.
+//
+// Beside a reader bound to every address or to one IPv6 address there is
+// no such place (a socket bound to loopback there would be picked over
+// the reader for it), and its answers go out of its own socket.
+//
+// It is opened blocking, so that os.NewFile leaves it out of the poller;
+// each sendmmsg is made with MSG_DONTWAIT all the same, and what it does
+// not take (its buffer full, an answer refused) goes out of the reader's
+// socket, which can wait (outbox.send). Its *os.File keeps the descriptor
+// from being closed, and its number reused, under a send.
+
+// errNoQuietPlace: a reader bound to every address, or to an IPv6 one.
+var errNoQuietPlace = errors.New("a quiet socket is opened beside one IPv4 address only")
+
+// quietSocket opens the quiet socket for a reader bound to addr.
+func quietSocket(addr netip.AddrPort) (*os.File, error) {
+	a := addr.Addr()
+	if !a.Is4() || a.IsUnspecified() {
+		return nil, errNoQuietPlace
+	}
+	mapped := netip.AddrPortFrom(netip.AddrFrom16(a.As16()), addr.Port()) // ::ffff:A
+	fd, err := unix.Socket(unix.AF_INET6, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.IPPROTO_UDP)
+	if err != nil {
+		return nil, err
+	}
+	err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1)
+	if err == nil {
+		err = unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 0) // a mapped address needs it
+	}
+	if err == nil {
+		err = unix.Bind(fd, sockaddrOf(mapped))
+	}
+	if err != nil {
+		unix.Close(fd)
+		return nil, err
+	}
+	return os.NewFile(uintptr(fd), "codel-quiet"), nil
+}
