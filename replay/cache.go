@@ -96,7 +96,7 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 		k := keptAt(s[i].kept)
 		if k.version() == version && bytes.Equal(k.key(), c.key) {
 			c.counts.Hits.Store(c.counts.Hits.Load() + 1)
-			c.hit = Answer{Wire: k.wire(), Rcode: k.rcode(), Len: k.msgLen()}
+			c.hit = Answer{Wire: k.wire(), Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject()}
 			return &c.hit
 		}
 	}

@@ -23,7 +23,7 @@ func keep(c *Cache, r *dns.Msg, version uint64, wire []byte) {
 	if find(c, r, version) != nil {
 		panic("kept already")
 	}
-	c.Keep(version, Answer{Wire: append(c.Room(), wire...), Rcode: 3, Len: 77})
+	c.Keep(version, Answer{Wire: append(c.Room(), wire...), Rcode: 3, Len: 77, Subject: 0x0123456789abcdef})
 }
 
 func TestAnAnswerIsFoundForItsKeyAndVersion(t *testing.T) {
@@ -38,7 +38,7 @@ func TestAnAnswerIsFoundForItsKeyAndVersion(t *testing.T) {
 	if a == nil {
 		t.Fatal("not found")
 	}
-	if !bytes.Equal(a.Wire, packed(40, 7)) || a.Rcode != 3 || a.Len != 77 {
+	if !bytes.Equal(a.Wire, packed(40, 7)) || a.Rcode != 3 || a.Len != 77 || a.Subject != 0x0123456789abcdef {
 		t.Fatalf("found %v", a)
 	}
 	if find(c, r, 6) != nil {

@@ -12,10 +12,10 @@ import (
 //
 // The header: the zone version (8 octets), the message's Msg.Len (4), its
 // rcode (2), the key's length (2), the answer's (2), the allocation's
-// capacity (2), little-endian.
+// capacity (2), the rate limiter's subject (8), little-endian.
 type kept []byte
 
-const headLen = 8 + 4 + 2 + 2 + 2 + 2
+const headLen = 8 + 4 + 2 + 2 + 2 + 2 + 8
 
 // keptAt is the kept answer whose first octet p is.
 func keptAt(p *byte) kept {
@@ -28,6 +28,7 @@ func (k kept) msgLen() int     { return int(binary.LittleEndian.Uint32(k[8:])) }
 func (k kept) rcode() int      { return int(binary.LittleEndian.Uint16(k[12:])) }
 func (k kept) keyLen() int     { return int(binary.LittleEndian.Uint16(k[14:])) }
 func (k kept) wireLen() int    { return int(binary.LittleEndian.Uint16(k[16:])) }
+func (k kept) subject() uint64 { return binary.LittleEndian.Uint64(k[20:]) }
 func (k kept) key() []byte     { return k[headLen : headLen+k.keyLen()] }
 
 // wire is the answer's octets, with no room past them (a caller that
@@ -52,6 +53,7 @@ func (k kept) fill(version uint64, key []byte, a Answer) kept {
 	binary.LittleEndian.PutUint16(k[14:], uint16(len(key)))
 	binary.LittleEndian.PutUint16(k[16:], uint16(len(a.Wire)))
 	binary.LittleEndian.PutUint16(k[18:], uint16(len(k)))
+	binary.LittleEndian.PutUint64(k[20:], a.Subject)
 	copy(k[headLen+copy(k[headLen:], key):], a.Wire)
 	return k
 }

@@ -24,6 +24,9 @@ type Answer struct {
 	Wire  []byte // the packed message, as written (the packer's)
 	Rcode int    // the message's rcode (the metrics' recorder's)
 	Len   int    // the message's Msg.Len, before it was packed (the metrics' recorder's)
+	// Subject is what a rate limiter keys the message by, apart from the
+	// client (the rrl plugin's writer's: rrl.Limiter.Subject).
+	Subject uint64
 }
 
 // Writer is a dns.ResponseWriter that can keep what it packs and write it

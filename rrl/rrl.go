@@ -150,10 +150,32 @@ func (l *Limiter) Exempt(addr netip.Addr) bool {
 // for an Answer, the zone's name for NXDomain, NoData and Referral, unused
 // for Error. name is compared as given: the caller lowercases it.
 func (l *Limiter) Decide(addr netip.Addr, k Kind, name string, qtype uint16) Action {
+	return l.DecideSubject(addr, l.Subject(k, name, qtype))
+}
+
+// Subject is what Decide keys a response by, apart from the client's
+// network: its kind, and the name and type that kind is counted by. A
+// caller that sends one response many times (a kept answer, written
+// again) computes it once and decides with DecideSubject.
+func (l *Limiter) Subject(k Kind, name string, qtype uint16) uint64 {
+	var h maphash.Hash
+	h.SetSeed(l.seed)
+	var head [3]byte
+	head[0] = byte(k)
+	binary.BigEndian.PutUint16(head[1:], qtype)
+	h.Write(head[:])
+	if k != Error {
+		h.WriteString(name)
+	}
+	return h.Sum64()
+}
+
+// DecideSubject is Decide for a response whose Subject is subject.
+func (l *Limiter) DecideSubject(addr netip.Addr, subject uint64) Action {
 	if l.Exempt(addr) {
 		return Send
 	}
-	h := l.hash(l.Network(addr), k, name, qtype)
+	h := l.hash(l.Network(addr), subject)
 	now := l.cfg.Clock()
 	i := h % uint64(len(l.buckets))
 	mu := &l.locks[i%stripes]
@@ -180,18 +202,14 @@ func (l *Limiter) Decide(addr netip.Addr, k Kind, name string, qtype uint16) Act
 	return Send
 }
 
-func (l *Limiter) hash(net netip.Prefix, k Kind, name string, qtype uint16) uint64 {
+func (l *Limiter) hash(net netip.Prefix, subject uint64) uint64 {
 	var h maphash.Hash
 	h.SetSeed(l.seed)
+	var b [16 + 1 + 8]byte
 	a := net.Addr().As16()
-	h.Write(a[:])
-	var tail [4]byte
-	tail[0] = byte(net.Bits())
-	tail[1] = byte(k)
-	binary.BigEndian.PutUint16(tail[2:], qtype)
-	h.Write(tail[:])
-	if k != Error {
-		h.WriteString(name)
-	}
+	copy(b[:], a[:])
+	b[16] = byte(net.Bits())
+	binary.BigEndian.PutUint64(b[17:], subject)
+	h.Write(b[:])
 	return h.Sum64()
 }

@@ -129,3 +129,25 @@ func TestTableIsBounded(t *testing.T) {
 		t.Fatalf("the client got %d of 100 responses during the flood", sent)
 	}
 }
+
+// TestASubjectIsDecidedAsItsResponse: DecideSubject with a response's
+// Subject counts into the bucket Decide counts it in (a kept answer
+// written again is limited with the first), and responses of another
+// name, or kind, have subjects of their own.
+func TestASubjectIsDecidedAsItsResponse(t *testing.T) {
+	l, _ := newLimiter(Config{Rate: 10})
+	decide(l, 10, client, Answer, "www.example.org.")
+	s := l.Subject(Answer, "www.example.org.", 1)
+	if a := l.DecideSubject(client, s); a == Send {
+		t.Fatal("the subject of a response whose bucket is spent was sent")
+	}
+	if a := l.DecideSubject(client, l.Subject(Answer, "mail.example.org.", 1)); a != Send {
+		t.Fatalf("another name's response: %v, want sent", a)
+	}
+	if l.Subject(NXDomain, "www.example.org.", 1) == s || l.Subject(Answer, "www.example.org.", 28) == s {
+		t.Fatal("another kind, or type, has the same subject")
+	}
+	if l.Subject(Error, "a.", 0) != l.Subject(Error, "b.", 0) {
+		t.Fatal("errors are counted by kind alone, whatever the name")
+	}
+}

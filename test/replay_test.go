@@ -209,3 +209,75 @@ func TestReplayIsUDPOnly(t *testing.T) {
 		t.Fatalf("over TCP: %v, truncated %v, %d answers; want the whole answer", err, in.Truncated, len(in.Answer))
 	}
 }
+
+// TestReplayIsRateLimited: with rrl in the chain, answers are replayed
+// and limited as they were before there was replay. A flood of one name
+// from one network is held to the rate, every second limited answer sent
+// truncated and the rest dropped, counted in codel's drops and rrl's
+// metric; answers were replayed. NXDOMAIN answers kept for ten names
+// (asked from an exempt network, so kept whole) are limited as one when
+// written again to a flooding network: the subject kept with each is the
+// zone's, not the name's; and two names with answers are limited apart.
+func TestReplayIsRateLimited(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    prometheus %s\n    codel\n    rrl {\n        rate 10\n        exempt 127.0.9.0/24\n    }\n    fastpack\n    zonestore %s example.org", prom, zf), "example.org")
+	server := "dns://" + s.addr
+	hits := func() float64 { return metric(t, prom, "coredns_zonestore_replay_hits_total") }
+	drops := func() float64 {
+		return metric(t, prom, `coredns_codel_drops_total{reason="ratelimit",server="`+server+`"}`)
+	}
+
+	full, tc := burst(t, "127.0.5.1", s.addr, repeat("www.example.org.", 100), dns.TypeA)
+	t.Logf("one network, 100 queries for one name: %d answered, %d truncated, %g replayed", full, tc, hits())
+	if hits() < float64(full-1) {
+		t.Errorf("%g answers replayed, want the full answers but the first (%d)", hits(), full-1)
+	}
+	if full < 10 || full > 15 {
+		t.Errorf("%d full answers at rate 10, want about 10", full)
+	}
+	if dropped := 100 - full - tc; tc < dropped-2 || tc > dropped+2 {
+		t.Errorf("%d truncated and %d dropped: slip 2 truncates every second limited answer", tc, dropped)
+	}
+	if got := drops(); got != float64(100-full-tc) {
+		t.Errorf("codel counted %v rate-limited drops, want %d", got, 100-full-tc)
+	}
+	if got := metric(t, prom, `coredns_rrl_limited_total{action="slip",server="`+server+`"}`); got != float64(tc) {
+		t.Errorf("coredns_rrl_limited_total{action=slip} = %v, want %d", got, tc)
+	}
+
+	var ten []string
+	for i := range 10 {
+		ten = append(ten, fmt.Sprintf("r%d.example.org.", i))
+	}
+	if full, _ := burst(t, "127.0.9.1", s.addr, ten, dns.TypeA); full != 10 {
+		t.Fatalf("exempt network: %d of 10 answered", full)
+	}
+	before := hits()
+	var flood []string
+	for range 10 {
+		flood = append(flood, ten...)
+	}
+	full, tc = burst(t, "127.0.7.1", s.addr, flood, dns.TypeA)
+	t.Logf("another network, 10 names' NXDOMAIN 10 times each: %d answered, %d truncated, %g replayed", full, tc, hits()-before)
+	if hits()-before < float64(full) {
+		t.Errorf("%g of the NXDOMAIN answers replayed, want every full one (%d)", hits()-before, full)
+	}
+	if full > 15 || tc == 0 {
+		t.Errorf("%d answered in full, %d truncated; want the ten names limited as their zone", full, tc)
+	}
+
+	// Two names with answers are limited apart: 50 queries for each,
+	// interleaved, from a fourth network, 10 or so of each answered.
+	var two []string
+	for range 50 {
+		two = append(two, "www.example.org.", "ns1.example.org.")
+	}
+	before = hits()
+	full, _ = burst(t, "127.0.8.1", s.addr, two, dns.TypeA)
+	t.Logf("a fourth network, two names 50 times each: %d answered, %g replayed", full, hits()-before)
+	if full < 20 || full > 30 {
+		t.Errorf("%d of two names' answers answered in full, want about 10 of each", full)
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/internal/chain"
+	"github.com/ontimedns/ontime/replay"
 	"github.com/ontimedns/ontime/rrl"
 )
 
@@ -135,20 +136,81 @@ func (w *writer) decide(m *dns.Msg) (*dns.Msg, bool) {
 			b.Rcode = dns.RcodeBadCookie
 			return w.withCookie(b), true
 		}
-		switch action {
-		case rrl.Slip:
-			limited.WithLabelValues(w.server, "slip").Inc()
-			return truncated(m), true
-		case rrl.Drop:
-			limited.WithLabelValues(w.server, "drop").Inc()
-			w.hop.Dropped(codel.RateLimited)
-			return nil, false
+		if action != rrl.Send {
+			return w.limited(action, m)
 		}
 	}
 	if w.client != nil {
 		m = w.withCookie(m)
 	}
 	return m, true
+}
+
+// limited counts a response the limiter did not let through and returns
+// what goes in its place: m truncated (slip), or nothing (drop).
+func (w *writer) limited(action rrl.Action, m *dns.Msg) (*dns.Msg, bool) {
+	if action == rrl.Slip {
+		limited.WithLabelValues(w.server, "slip").Inc()
+		return truncated(m), true
+	}
+	limited.WithLabelValues(w.server, "drop").Inc()
+	w.hop.Dropped(codel.RateLimited)
+	return nil, false
+}
+
+// Replays implements replay.Writer: where the writer below replays, and
+// the query has no cookie to answer (a request with an EDNS option is
+// never replayed; without one, no such query reaches here).
+func (w *writer) Replays() bool {
+	rw, ok := w.ResponseWriter.(replay.Writer)
+	return ok && w.client == nil && rw.Replays()
+}
+
+// WriteMsgKeep implements replay.Writer: it decides on m as WriteMsg
+// does, and keeps with an answer sent whole the subject the limiter keys
+// it by, so that WritePacked counts the answer written again as this one
+// was counted. An answer slipped or dropped is not kept.
+func (w *writer) WriteMsgKeep(r, m *dns.Msg, keep *replay.Answer) error {
+	rw, ok := w.ResponseWriter.(replay.Writer)
+	if !ok || w.client != nil {
+		return w.WriteMsg(m)
+	}
+	subject := w.h.l.Subject(classify(m)) // kept where the query was not limited too: the answer may be written again to a client that is
+	if w.limit {
+		if action := w.h.l.DecideSubject(w.addr, subject); action != rrl.Send {
+			if t, send := w.limited(action, m); send {
+				return w.ResponseWriter.WriteMsg(t)
+			}
+			return nil
+		}
+	}
+	keep.Subject = subject
+	return rw.WriteMsgKeep(r, m, keep)
+}
+
+// WritePacked implements replay.Writer: it decides on a kept answer by
+// the subject kept with it, as WriteMsg decided on the first. A slipped
+// answer is the kept one unpacked and truncated, as WriteMsg would have
+// sent it.
+func (w *writer) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
+	rw, ok := w.ResponseWriter.(replay.Writer)
+	if !ok || w.client != nil {
+		return false, nil
+	}
+	if w.limit {
+		if action := w.h.l.DecideSubject(w.addr, a.Subject); action != rrl.Send {
+			m := new(dns.Msg)
+			if err := m.Unpack(a.Wire); err != nil {
+				return true, err // packed by fastpack for this very question: not reached
+			}
+			m.Id = r.Id
+			if t, send := w.limited(action, m); send {
+				return true, w.ResponseWriter.WriteMsg(t)
+			}
+			return true, nil
+		}
+	}
+	return rw.WritePacked(r, a)
 }
 
 // withCookie returns a copy of m whose OPT record carries the client's
