@@ -46,6 +46,8 @@
 # DIAG_PROFILE=0 leaves out the profile and the trace. PROCS=P runs
 # ontime with GOMAXPROCS=P instead of its cores, and
 # CODEL_OPTS=workers=1,sockets=2 gives its codel those options.
+# RRL_RATE=N puts rrl, at N responses a second a network, after codel in
+# ontime's full chain (and base): its cost, and replay's through it.
 # OUTSTANDING=N: the load keeps N queries outstanding a thread (default
 # 200). What a server drops
 # dnsperf waits 5 s for (loadgen 1 s), so a window more than a server holds
@@ -153,6 +155,7 @@ start_server() { # name -> starts it on $port, sets $pid
 		full|base)
 			local codel=codel
 			[ -n "${CODEL_OPTS:-}" ] && codel="codel {\\n        $(echo "$CODEL_OPTS" | sed 's/=/ /g; s/,/\\n        /g')\\n    }"
+			[ -n "${RRL_RATE:-}" ] && codel="$codel\n    rrl {\n        rate $RRL_RATE\n    }"
 			plugins="prometheus 127.0.0.1:$((port + 1))\n    $codel\n    fastpack\n    zonestore"
 			[ "${DIAG:-}" = "$ncores" ] && plugins="pprof 127.0.0.1:$((port + 2))\n    $plugins"
 			;;
