@@ -71,6 +71,7 @@ var chains = []struct {
 	{"full", " prometheus 127.0.0.1:0\n codel\n fastpack\n", false, ""},
 	{"full-without-replay", " prometheus 127.0.0.1:0\n codel\n fastpack\n", false, " {\n  replay 0\n }"},
 	{"full-stock-prometheus", " prometheus 127.0.0.1:0\n codel\n fastpack\n", true, ""},
+	{"full-rrl", " prometheus 127.0.0.1:0\n codel\n rrl {\n  rate 100000000\n }\n fastpack\n", false, ""}, // rrl's writer runs, and never limits
 	{"without-prometheus", " codel\n fastpack\n", false, ""},
 	{"without-prometheus-fastpack", " codel\n", false, ""},
 }

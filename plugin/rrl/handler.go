@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/netip"
 	"strings"
+	"sync"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/metrics"
@@ -55,9 +56,22 @@ func (h *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (i
 	}
 	verified := client != nil && server != nil && h.cookies.Valid(client, server, addr)
 	hop, _ := codel.FromContext(ctx)
-	rw := &writer{ResponseWriter: w, h: h, addr: addr, hop: hop, server: metrics.WithServer(ctx),
+	rw := writers.Get().(*writer)
+	*rw = writer{ResponseWriter: w, h: h, addr: addr, hop: hop, server: metrics.WithServer(ctx),
 		client: client, limit: limit && !verified}
+	hop.Life.AtEnd(rw) // false: the query's alone, never put back (the garbage collector frees it)
 	return chain.Next(pluginName, h.Next, ctx, rw, r)
+}
+
+// writers keeps the writers of queries that ended: with codel's Life, a
+// query takes one rather than allocating it.
+var writers = sync.Pool{New: func() any { return new(writer) }}
+
+// End implements codel.Ender: the query ended, and nothing holds its
+// writer any more.
+func (w *writer) End() {
+	*w = writer{}
+	writers.Put(w)
 }
 
 // cookieOf returns the client cookie and the server cookie (nil if none)
