@@ -217,10 +217,11 @@ func TestReplayIsUDPOnly(t *testing.T) {
 // metric; answers were replayed. NXDOMAIN answers kept for ten names
 // (asked from an exempt network, so kept whole) are limited as one when
 // written again to a flooding network: the subject kept with each is the
-// zone's, not the name's; and two names with answers are limited apart.
+// zone's, not the name's; and two names with answers are limited apart,
+// whether their answers were kept for a limited client or an exempt one.
 func TestReplayIsRateLimited(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
-	writeZone(t, zf, 1, "www A 192.0.2.1")
+	writeZone(t, zf, 1, "www A 192.0.2.1", "a A 192.0.2.3", "b A 192.0.2.4")
 	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    prometheus %s\n    codel\n    rrl {\n        rate 10\n        exempt 127.0.9.0/24\n    }\n    fastpack\n    zonestore %s example.org", prom, zf), "example.org")
 	server := "dns://" + s.addr
@@ -279,5 +280,21 @@ func TestReplayIsRateLimited(t *testing.T) {
 	t.Logf("a fourth network, two names 50 times each: %d answered, %g replayed", full, hits()-before)
 	if full < 20 || full > 30 {
 		t.Errorf("%d of two names' answers answered in full, want about 10 of each", full)
+	}
+
+	// Two more, their answers kept for an exempt network, then written
+	// again to a flooding one: limited apart too.
+	if full, _ := burst(t, "127.0.9.1", s.addr, []string{"a.example.org.", "b.example.org."}, dns.TypeA); full != 2 {
+		t.Fatalf("exempt network: %d of 2 answered", full)
+	}
+	two = two[:0]
+	for range 50 {
+		two = append(two, "a.example.org.", "b.example.org.")
+	}
+	before = hits()
+	full, _ = burst(t, "127.0.10.1", s.addr, two, dns.TypeA)
+	t.Logf("a fifth network, two names kept for the exempt one, 50 times each: %d answered, %g replayed", full, hits()-before)
+	if full < 20 || full > 30 || hits()-before < float64(full-2) {
+		t.Errorf("%d of the two names' answers answered in full (%g replayed), want about 10 of each, replayed", full, hits()-before)
 	}
 }

@@ -51,9 +51,12 @@ func (h *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (i
 		return dns.RcodeFormatError, nil
 	}
 	limit := udp && addr.IsValid() && !h.l.Exempt(addr)
-	if client == nil && !limit {
+	if client == nil && !limit && !udp {
 		return chain.Next(pluginName, h.Next, ctx, w, r)
 	}
+	// A UDP query not limited (an exempt client's) goes through the
+	// writer too: an answer kept for it (replay) is kept with its subject,
+	// for a client that is limited.
 	verified := client != nil && server != nil && h.cookies.Valid(client, server, addr)
 	hop, _ := codel.FromContext(ctx)
 	rw := writers.Get().(*writer)
@@ -212,6 +215,9 @@ func (w *writer) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
 		return false, nil
 	}
 	if w.limit {
+		if a.Subject == 0 {
+			return false, nil // kept by a writer stack without this one: answered, and kept again, as always
+		}
 		if action := w.h.l.DecideSubject(w.addr, a.Subject); action != rrl.Send {
 			m := new(dns.Msg)
 			if err := m.Unpack(a.Wire); err != nil {
