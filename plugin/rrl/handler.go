@@ -124,6 +124,9 @@ func (w *writer) WriteMsg(m *dns.Msg) error {
 // Write decides on a response a plugin wrote packed (rare): it is read
 // back to be classified; what does not unpack is sent as it is.
 func (w *writer) Write(b []byte) (int, error) {
+	if !w.limit && w.client == nil {
+		return w.ResponseWriter.Write(b) // nothing to decide (an exempt client's)
+	}
 	m := new(dns.Msg)
 	if m.Unpack(b) != nil {
 		return w.ResponseWriter.Write(b)
