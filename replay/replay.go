@@ -25,7 +25,8 @@ type Answer struct {
 	Rcode int    // the message's rcode (the metrics' recorder's)
 	Len   int    // the message's Msg.Len, before it was packed (the metrics' recorder's)
 	// Subject is what a rate limiter keys the message by, apart from the
-	// client (the rrl plugin's writer's: rrl.Limiter.Subject).
+	// client (the rrl plugin's writer's: rrl.Limiter.Subject); 0 where no
+	// limiter's writer kept the answer.
 	Subject uint64
 }
 
