@@ -109,11 +109,7 @@ func TestAQuietSocketTakesNoQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer q.Close()
-	qraw, err := q.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := unix.Getpeername(fdOf(t, qraw)); err != unix.ENOTCONN {
+	if _, err := unix.Getpeername(connFd(t, q)); err != unix.ENOTCONN {
 		t.Fatalf("the quiet socket has a peer (%v): the kernel would number its datagrams in one sequence", err)
 	}
 	second := reusingListener(t, addr)
@@ -126,7 +122,7 @@ func TestAQuietSocketTakesNoQuery(t *testing.T) {
 		client.Close()
 	}
 	time.Sleep(20 * time.Millisecond)
-	if n := pendingFile(t, q); n > 0 {
+	if n := pending(t, q); n > 0 {
 		t.Fatalf("the quiet socket took %d of 60 queries", n)
 	}
 	got := [2]int{pending(t, first), pending(t, second)}
@@ -173,26 +169,11 @@ func reusingListener(t *testing.T, addr netip.AddrPort) *net.UDPConn {
 	return pc.(*net.UDPConn)
 }
 
-// pending reads every datagram waiting on conn and counts them.
-func pending(t *testing.T, conn *net.UDPConn) int {
+// pending reads every datagram waiting on a socket (a *net.UDPConn, or
+// the quiet socket's *os.File) and counts them.
+func pending(t *testing.T, c syscall.Conn) int {
 	t.Helper()
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return drainCount(t, fdOf(t, raw))
-}
-
-func pendingFile(t *testing.T, f *os.File) int {
-	t.Helper()
-	raw, err := f.SyscallConn()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return drainCount(t, fdOf(t, raw))
-}
-
-func drainCount(t *testing.T, fd int) int {
+	fd := connFd(t, c)
 	buf := make([]byte, 64)
 	n := 0
 	for {
@@ -201,6 +182,16 @@ func drainCount(t *testing.T, fd int) int {
 		}
 		n++
 	}
+}
+
+// connFd is the descriptor of a socket.
+func connFd(t *testing.T, c syscall.Conn) int {
+	t.Helper()
+	raw, err := c.SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fdOf(t, raw)
 }
 
 func fdOf(t *testing.T, raw syscall.RawConn) int {

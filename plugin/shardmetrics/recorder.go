@@ -22,10 +22,15 @@ type recorder struct {
 }
 
 func (r *recorder) WriteMsg(m *dns.Msg) error {
-	r.plugin = r.next
-	r.rcode = m.Rcode
-	r.size += m.Len()
+	r.record(m.Rcode, m.Len())
 	return r.ResponseWriter.WriteMsg(m)
+}
+
+// record records an answer written as a message: its rcode and Msg.Len.
+func (r *recorder) record(rcode, size int) {
+	r.plugin = r.next
+	r.rcode = rcode
+	r.size += size
 }
 
 // Replays implements replay.Writer: where the writer below replays.
@@ -43,9 +48,7 @@ func (r *recorder) WriteMsgKeep(req, m *dns.Msg, keep *replay.Answer) error {
 		return r.WriteMsg(m)
 	}
 	keep.Rcode, keep.Len = m.Rcode, m.Len()
-	r.plugin = r.next
-	r.rcode = keep.Rcode
-	r.size += keep.Len
+	r.record(keep.Rcode, keep.Len)
 	return rw.WriteMsgKeep(req, m, keep)
 }
 
@@ -59,9 +62,7 @@ func (r *recorder) WritePacked(req *dns.Msg, a *replay.Answer) (bool, error) {
 	}
 	done, err := rw.WritePacked(req, a)
 	if done {
-		r.plugin = r.next
-		r.rcode = a.Rcode
-		r.size += a.Len
+		r.record(a.Rcode, a.Len)
 	}
 	return done, err
 }
