@@ -371,12 +371,17 @@ func burst(t *testing.T, src *fakeSource, clock *fakeClock, log *events, size in
 	t.Helper()
 	clock.set(clock.now() + wait)
 	before := len(log.ran())
+	// The tasks wait at a gate until the parked workers are counted: a
+	// worker woken for the batch could otherwise serve it and park again
+	// before the count, and be counted as never woken.
+	gate := make(chan struct{})
 	var b []Arrived
 	for i := range size {
-		b = append(b, Arrived{&task{name: fmt.Sprint(before + i), log: log, clock: clock, advance: 10 * int64(time.Microsecond)}, clock.now()})
+		b = append(b, Arrived{&task{name: fmt.Sprint(before + i), log: log, block: gate, clock: clock, advance: 10 * int64(time.Microsecond)}, clock.now()})
 	}
 	src.batches <- b
 	parked := <-src.parked
+	close(gate)
 	waitFor(t, "the batch to be served", func() bool { return len(log.ran()) == before+size })
 	<-src.waits
 	return parked
