@@ -48,6 +48,9 @@
 # CODEL_OPTS=workers=1,sockets=2 gives its codel those options.
 # RRL_RATE=N puts rrl, at N responses a second a network, after codel in
 # ontime's full chain (and base): its cost, and replay's through it.
+# BIND=ADDR binds ontime's servers to ADDR (default 127.0.0.1); BIND= binds
+# them to nothing, every address of both families, as a Corefile without
+# bind (the load still goes to 127.0.0.1).
 # OUTSTANDING=N: the load keeps N queries outstanding a thread (default
 # 200). What a server drops
 # dnsperf waits 5 s for (loadgen 1 s), so a window more than a server holds
@@ -87,6 +90,7 @@ CORES=${CORES:-1}
 PLOT_ONLY=${PLOT_ONLY:-} # set: plot and tabulate bench/out/results.tsv again, run nothing
 LAT_RATE=${LAT_RATE:-20000}
 LAT_SECS=${LAT_SECS:-3}
+BIND=${BIND-127.0.0.1}
 NAMES=${NAMES:-} # set: only the mix's first NAMES queries, repeated (a working set the caches hold)
 cpus=$(nproc)
 hz=$(getconf CLK_TCK) # the clock ticks of /proc/PID/stat, a second
@@ -161,10 +165,12 @@ start_server() { # name -> starts it on $port, sets $pid
 			;;
 		esac
 		[ "$name" = base ] && bin="$out/coredns-base"
+		local bind=
+		[ -n "$BIND" ] && bind="    bind $BIND\n"
 		if [ "$name" = whoami ]; then # the ceiling: answers without looking anything up
-			printf '.:%d {\n    bind 127.0.0.1\n    whoami\n}\n' "$port" > "$dir/Corefile"
+			printf ".:%d {\n${bind}    whoami\n}\n" "$port" > "$dir/Corefile"
 		else
-			printf ".:%d {\n    bind 127.0.0.1\n    $plugins %s %s\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
+			printf ".:%d {\n${bind}    $plugins %s %s\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
 		fi
 		GOMAXPROCS=${PROCS:-$ncores} taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
 		;;

@@ -244,21 +244,42 @@ func TestCodelSocketPathAnswersTheSame(t *testing.T) {
 }
 
 // TestCodelReadsAWildcardSocket: a server without bind listens on every
-// address; codel reads that socket too, and each answer must leave from
-// the address its query came to. Queries go to 127.0.0.2: an answer from
-// the address the kernel would choose by route (127.0.0.1) never reaches
-// the client, whose socket is connected to 127.0.0.2. And to ::1, where
-// the host has it: the dual-stack socket answers IPv6 clients too.
+// address, and so does one bound to 0.0.0.0 (Go opens a dual-stack socket
+// for both); codel reads that socket too, with both sockets of its own
+// that it is told to open, and each answer must leave from the address its
+// query came to. Queries go to 127.0.0.2: an answer from the address the
+// kernel would choose by route (127.0.0.1) never reaches the client, whose
+// socket is connected to 127.0.0.2. And to ::1, where the host has it: the
+// dual-stack socket answers IPv6 clients too.
 func TestCodelReadsAWildcardSocket(t *testing.T) {
+	for _, bind := range []string{"", "0.0.0.0"} {
+		t.Run("bind="+bind, func(t *testing.T) { readsAWildcardSocket(t, bind) })
+	}
+}
+
+func readsAWildcardSocket(t *testing.T, bind string) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
 	port, metrics := freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	corefile := filepath.Join(t.TempDir(), "Corefile")
-	body := fmt.Sprintf(".:%d {\n    prometheus %s\n    codel\n    zonestore %s example.org\n}\n", port, metrics, zf)
+	if bind != "" {
+		bind = "    bind " + bind + "\n"
+	}
+	body := fmt.Sprintf(".:%d {\n%s    prometheus %s\n    codel {\n        sockets 2\n    }\n    zonestore %s example.org\n}\n", port, bind, metrics, zf)
 	if err := os.WriteFile(corefile, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	start(t, "coredns", exec.Command(corednsBin, "-conf", corefile), port, "example.org")
+	server := fmt.Sprintf(":%d", port)
+	if bind != "" {
+		server = "0.0.0.0" + server
+	}
+	// codel's two sockets listen on every address; CoreDNS's, connected
+	// away, on loopback alone.
+	eventually(t, fmt.Sprintf("codel's 2 sockets, and none else, listening on every address at port %d", port), func() bool {
+		n, ok := listening("", port)
+		return n == 2 || !ok
+	})
 	reads := 0.0
 	for pass := 0; pass < 3 && reads == 0; pass++ {
 		var wg sync.WaitGroup
@@ -290,7 +311,7 @@ func TestCodelReadsAWildcardSocket(t *testing.T) {
 		for err := range errs {
 			t.Fatalf("query to a wildcard socket behind codel: %v", err)
 		}
-		reads = metric(t, metrics, fmt.Sprintf(`coredns_codel_socket_reads_total{server="dns://:%d"}`, port))
+		reads = metric(t, metrics, fmt.Sprintf(`coredns_codel_socket_reads_total{server="dns://%s"}`, server))
 	}
 	if reads == 0 {
 		t.Fatal("codel read nothing off the wildcard socket")
@@ -365,20 +386,33 @@ func TestCodelReadsEveryUDPQuery(t *testing.T) {
 // while the old one still holds the socket, then stops the old one; a
 // reload to a Corefile without codel hands the socket back to CoreDNS's
 // own reader. Queries sent all along are all answered, and while codel is
-// configured it reads every one, on one socket or several.
+// configured it reads every one, on one socket or several: on a server
+// bound to 127.0.0.1, and on one bound to every address, whose socket
+// CoreDNS hands to the new server still connected away (bound to loopback
+// since) by the old codel.
 func TestCodelAcrossReloads(t *testing.T) {
+	for _, host := range []string{"127.0.0.1", ""} {
+		t.Run("bind="+host, func(t *testing.T) { acrossReloads(t, host) })
+	}
+}
+
+func acrossReloads(t *testing.T, host string) {
 	dir := t.TempDir()
 	org, other := filepath.Join(dir, "db.example.org"), filepath.Join(dir, "db.example.net")
 	writeZone(t, org, 1, "www A 192.0.2.1")
 	os.WriteFile(other, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
 	port, prom := freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	bind := ""
+	if host != "" {
+		bind = "    bind " + host + "\n"
+	}
 	corefile := func(codel, extra string) string {
-		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n    prometheus %s\n%s    zonestore %s example.org\n%s}\n", port, prom, codel, org, extra)
+		return fmt.Sprintf(".:%d {\n%s    reload 2s 1s\n    prometheus %s\n%s    zonestore %s example.org\n%s}\n", port, bind, prom, codel, org, extra)
 	}
 	path := filepath.Join(dir, "Corefile")
 	os.WriteFile(path, []byte(corefile("    codel\n", "")), 0o644)
 	s := start(t, "coredns", exec.Command(corednsBin, "-conf", path), port, "example.org")
-	server := fmt.Sprintf("dns://127.0.0.1:%d", port)
+	server := fmt.Sprintf("dns://%s:%d", host, port)
 	reads := func() float64 { return metric(t, prom, `coredns_codel_socket_reads_total{server="`+server+`"}`) }
 	every := func(when string) {
 		t.Helper()
@@ -404,7 +438,7 @@ func TestCodelAcrossReloads(t *testing.T) {
 		t.Errorf("%d of %d queries failed across the reload; the first: %s", failed, all, first)
 	}
 	every("after a reload with codel")
-	if n, ok := listening(port); ok && n != 3 {
+	if n, ok := listening(host, port); ok && n != 3 {
 		t.Errorf("%d sockets listen on the port after the reload, want codel's 3 (CoreDNS's is connected away)", n)
 	}
 
@@ -420,26 +454,34 @@ func TestCodelAcrossReloads(t *testing.T) {
 			t.Fatal("without codel, CoreDNS's own reader does not answer: the socket was not given back")
 		}
 	}
-	if n, ok := listening(port); ok && n != 1 {
+	if n, ok := listening(host, port); ok && n != 1 {
 		t.Errorf("%d sockets listen on the port without codel, want CoreDNS's alone", n)
 	}
 }
 
-// listening counts the UDP sockets bound to 127.0.0.1:port that take any
-// client's datagrams (not connected), from /proc/net/udp; false where it
-// cannot be read.
-func listening(port int) (int, bool) {
-	b, err := os.ReadFile("/proc/net/udp")
-	if err != nil {
-		return 0, false
-	}
-	local := fmt.Sprintf("0100007F:%04X", port)
+// listening counts the UDP sockets bound to host at port ("127.0.0.1",
+// or "" for every address: 0.0.0.0 or [::]) that take any client's
+// datagrams (not connected), from /proc/net/udp and udp6; false where
+// they cannot be read.
+func listening(host string, port int) (int, bool) {
 	n := 0
-	for _, line := range strings.Split(string(b), "\n") {
-		f := strings.Fields(line)
-		if len(f) > 3 && f[1] == local && f[2] == "00000000:0000" {
-			n++
+	for _, table := range []string{"/proc/net/udp", "/proc/net/udp6"} {
+		b, err := os.ReadFile(table)
+		if err != nil {
+			return 0, false
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			f := strings.Fields(line)
+			if len(f) < 4 || strings.Trim(f[2], "0:") != "" { // connected
+				continue
+			}
+			local, lport, _ := strings.Cut(f[1], ":")
+			bound := local == "0100007F" && host == "127.0.0.1" || strings.Trim(local, "0") == "" && host == ""
+			if bound && lport == fmt.Sprintf("%04X", port) {
+				n++
+			}
 		}
 	}
 	return n, true
 }
+

@@ -124,6 +124,12 @@ func chainServerQueries(b testing.TB, body string, stock bool, n int) (*packetCo
 // after it (PORT in them is the server's port), and returns the reader of
 // its UDP socket.
 func startServer(b testing.TB, body, more, zone, origin string) *reader {
+	return startServerOn(b, "127.0.0.1", body, more, zone, origin)
+}
+
+// startServerOn is startServer on the address bind ("": none, every
+// address of both families, as a Corefile that binds nothing).
+func startServerOn(b testing.TB, bind, body, more, zone, origin string) *reader {
 	f, err := os.Open("../../plugin.cfg")
 	if err != nil {
 		b.Fatal(err)
@@ -144,6 +150,9 @@ func startServer(b testing.TB, body, more, zone, origin string) *reader {
 	if err := os.WriteFile(file, []byte(zone), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	if bind != "" {
+		bind = " bind " + bind + "\n"
+	}
 	// A free port (codel finds its socket by the address it is bound to),
 	// free for TCP too. Tests running beside this one open connections
 	// from ephemeral ports, the range a free port comes from: one may take
@@ -152,7 +161,7 @@ func startServer(b testing.TB, body, more, zone, origin string) *reader {
 	var inst *caddy.Instance
 	for try := 0; ; try++ {
 		port = freeport.Get(b)
-		corefile := fmt.Sprintf(".:%d {\n bind 127.0.0.1\n%s zonestore %s %s%s\n}\n", port, body, file, origin, zonestoreBlock) +
+		corefile := fmt.Sprintf(".:%d {\n%s%s zonestore %s %s%s\n}\n", port, bind, body, file, origin, zonestoreBlock) +
 			strings.ReplaceAll(more, "PORT", fmt.Sprint(port))
 		if inst, err = caddy.Start(caddy.CaddyfileInput{Contents: []byte(corefile), ServerTypeName: "dns"}); err == nil {
 			break

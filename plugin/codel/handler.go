@@ -82,21 +82,24 @@ func (c *Codel) add(r *reader) {
 }
 
 // readerFor finds the socket of s and reads it, and returns the address it
-// is bound to. A server without bind listens on ":PORT": Go's dual-stack
-// socket ([::]:PORT), or 0.0.0.0:PORT where IPv6 is off.
+// is bound to. A server without bind listens on ":PORT", and one bound to
+// 0.0.0.0 on "0.0.0.0:PORT"; for both Go opens a dual-stack socket bound
+// to [::]:PORT (net's favoriteAddrFamily), or 0.0.0.0:PORT where IPv6 is
+// off.
 func (c *Codel) readerFor(s *dnsserver.Server) (*reader, netip.AddrPort, error) {
 	hostport := strings.TrimPrefix(s.Addr, "dns://")
 	if strings.HasPrefix(hostport, ":") {
-		addr := netip.MustParseAddrPort("[::]" + hostport)
-		r, err := newReader(c, s, addr, nil)
-		if err == nil {
-			return r, addr, nil
-		}
 		hostport = "0.0.0.0" + hostport
 	}
 	addr, err := netip.ParseAddrPort(hostport)
 	if err != nil {
 		return nil, addr, err
+	}
+	if addr.Addr() == netip.IPv4Unspecified() {
+		dual := netip.AddrPortFrom(netip.IPv6Unspecified(), addr.Port())
+		if r, err := newReader(c, s, dual, nil); err == nil {
+			return r, dual, nil
+		}
 	}
 	r, err := newReader(c, s, addr, nil)
 	return r, addr, err

@@ -112,6 +112,7 @@ type outbox struct {
 	names [batch]unix.RawSockaddrInet6
 	oobs  [batch][]byte
 	sent  int                   // what send has sent of the held answers
+	end   int                   // what a sendmmsg sends up to, from sent (send)
 	err   error                 // the last sendmmsg's error
 	write func(fd uintptr) bool // sendmmsg, bound
 
@@ -202,16 +203,18 @@ func (o *outbox) send() {
 	}
 	o.sent = 0
 	if o.n > 0 && o.r.quietRaw != nil {
-		// As far as the quiet socket takes them (quiet_linux.go). What it
-		// does not (its buffer full, an answer it refuses) goes out of the
-		// reader's socket, as all did before it had one.
-		o.err = nil
-		for o.sent < o.n && o.err == nil {
+		// As far as the quiet socket takes them (quiet_linux.go): up to
+		// the first to an IPv6 client, which it cannot send to. What it
+		// does not take (its buffer full, an answer it refuses) goes out
+		// of the reader's socket, as all did before it had one.
+		o.end, o.err = o.toIPv4(), nil
+		for o.sent < o.end && o.err == nil {
 			if werr := o.r.quietRaw.Write(o.write); werr != nil {
 				break
 			}
 		}
 	}
+	o.end = o.n
 	for o.sent < o.n {
 		o.err = nil
 		if werr := o.r.raw.Write(o.write); werr != nil || o.err != nil {
@@ -221,10 +224,21 @@ func (o *outbox) send() {
 	o.n, o.r = 0, nil
 }
 
+// toIPv4 returns how many of the held answers, from the first, go to IPv4
+// clients (an IPv6 socket's mapped or not).
+func (o *outbox) toIPv4() int {
+	for i := range o.n {
+		if sa := &o.names[i]; sa.Family == unix.AF_INET6 && !netip.AddrFrom16(sa.Addr).Is4In6() {
+			return i
+		}
+	}
+	return o.n
+}
+
 // sendmmsg sends what is held from o.sent on, as far as fd takes it, for
 // the socket's RawConn.Write: false to wait until fd is writable.
 func (o *outbox) sendmmsg(fd uintptr) bool {
-	n, err := sendmmsg(fd, o.hdrs[o.sent:o.n])
+	n, err := sendmmsg(fd, o.hdrs[o.sent:o.end])
 	if err == unix.EAGAIN {
 		return false
 	}

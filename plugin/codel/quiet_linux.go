@@ -23,8 +23,8 @@ import (
 // The quiet socket must send from the reader's address and port, and take
 // no query. Beside a reader bound to an IPv4 address A it is an IPv6
 // socket bound to A mapped (::ffff:A), with SO_REUSEPORT:
-//   - it joins no SO_REUSEPORT group of the readers' (a group holds one
-//     family), so it takes no share of the hash that spreads queries over
+//   - it joins no SO_REUSEPORT group of the readers' (a group holds
+//     sockets of one family bound to one address), so it takes no share of the hash that spreads queries over
 //     them, and a reader bound after it (a reload's) joins theirs;
 //   - an IPv4 datagram to A matches both, and the kernel scores an IPv4
 //     socket above an IPv6 one (udp.c's compute_score), so while a reader
@@ -36,9 +36,28 @@ import (
 // fragment of an answer could follow; unconnected, the kernel numbers
 // them by destination, as the reader's own.
 //
-// Beside a reader bound to every address or to one IPv6 address there is
-// no such place (a socket bound to loopback there would be picked over
-// the reader for it), and its answers go out of its own socket.
+// Beside a reader bound to every address, IPv4's (0.0.0.0) or both
+// families' ([::], CoreDNS's own when a Corefile binds nothing), it is an
+// IPv6 socket bound to every IPv4 address mapped (::ffff:0.0.0.0):
+//   - beside 0.0.0.0 the kernel scores the IPv4 readers above it, as
+//     beside one address;
+//   - beside [::] the two score alike for an IPv4 datagram, and the kernel
+//     hands it to the first socket of the address's hash chain that scores
+//     highest. An IPv6 socket with SO_REUSEPORT is added at the chain's
+//     tail (udp.c's udp_lib_get_port, so that IPv4 sockets come first), so
+//     the quiet socket, opened after its reader, comes after it; and it is
+//     closed before its reader. (CoreDNS's socket, given back as the last
+//     reader closes, goes to the chain's head.) Opened first, it took half
+//     the queries: TestAQuietSocketTakesNoQuery checks the order;
+//   - it matches no IPv6 datagram (its address is no IPv6 one), and
+//     cannot send to an IPv6 client: those answers go out of the reader's
+//     socket (outbox.send).
+// Each answer still leaves from the address its query came to: the
+// IP_PKTINFO control message the reader's answers carry is taken by an
+// IPv6 socket sending to an IPv4 client too.
+// Beside a reader bound to one IPv6 address there is no such place (a
+// socket bound to loopback there would be picked over the reader for it),
+// and its answers go out of its own socket.
 //
 // It is opened blocking, so that os.NewFile leaves it out of the poller;
 // each sendmmsg is made with MSG_DONTWAIT all the same, and what it does
@@ -46,13 +65,16 @@ import (
 // socket, which can wait (outbox.send). Its *os.File keeps the descriptor
 // from being closed, and its number reused, under a send.
 
-// errNoQuietPlace: a reader bound to every address, or to an IPv6 one.
-var errNoQuietPlace = errors.New("a quiet socket is opened beside one IPv4 address only")
+// errNoQuietPlace: a reader bound to one IPv6 address.
+var errNoQuietPlace = errors.New("no quiet socket beside one IPv6 address")
 
 // quietSocket opens the quiet socket for a reader bound to addr.
 func quietSocket(addr netip.AddrPort) (*os.File, error) {
 	a := addr.Addr()
-	if !a.Is4() || a.IsUnspecified() {
+	if a.IsUnspecified() {
+		a = netip.IPv4Unspecified()
+	}
+	if !a.Is4() {
 		return nil, errNoQuietPlace
 	}
 	mapped := netip.AddrPortFrom(netip.AddrFrom16(a.As16()), addr.Port()) // ::ffff:A

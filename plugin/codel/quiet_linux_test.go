@@ -22,46 +22,86 @@ import (
 const quietZone = "$ORIGIN example.org.\n@ 3600 IN SOA ns hostmaster 1 3600 600 86400 60\n@ 3600 IN NS ns\nns 3600 IN A 192.0.2.53\nwww 3600 IN A 192.0.2.1\n"
 
 // TestAnswersLeaveByTheQuietSocket: every reader of a server bound to
-// 127.0.0.1 has a quiet socket that no epoll watches, while the reader's
-// own is watched (the check sees registrations), and its answers leave by
-// it: with the readers' own sockets shut for writing, queries from 40
-// client ports, spread over the readers, are all answered.
+// 127.0.0.1, to 0.0.0.0 or to nothing (every address of both families)
+// has a quiet socket that no epoll watches, while the reader's own is
+// watched (the check sees registrations), and its answers leave by it:
+// with the readers' own sockets shut for writing, queries from 40 client
+// ports, spread over the readers, are all answered; on a server bound to
+// every address, from the address each was sent to (127.0.0.1 and
+// 127.0.0.2: the client's socket is connected, and takes an answer from
+// nowhere else).
 func TestAnswersLeaveByTheQuietSocket(t *testing.T) {
-	r := startServer(t, " codel\n", "", quietZone, "example.org")
-	watched := epollWatched(t)
-	group := readersOf(r)
-	for _, o := range group {
-		if o.quiet == nil {
-			t.Fatalf("a reader of %s has no quiet socket", o.local)
-		}
-		if !watched[fdOf(t, o.raw)] {
-			t.Fatalf("the reader's own socket is not among the descriptors epoll watches (%v): the check sees nothing", watched)
-		}
-		if q := fdOf(t, o.quietRaw); watched[q] {
-			t.Fatalf("the quiet socket (descriptor %d) is watched by an epoll", q)
-		}
-		var serr error
-		if err := o.raw.Control(func(fd uintptr) { serr = unix.Shutdown(int(fd), unix.SHUT_WR) }); err != nil || (serr != nil && serr != unix.ENOTCONN) {
-			t.Fatal(err, serr) // ENOTCONN: an unconnected UDP socket is shut all the same
-		}
+	for _, bind := range []string{"127.0.0.1", "0.0.0.0", ""} {
+		t.Run("bind="+bind, func(t *testing.T) {
+			r := startServerOn(t, bind, " codel\n", "", quietZone, "example.org")
+			watched := epollWatched(t)
+			group := readersOf(r)
+			for _, o := range group {
+				if o.quiet == nil {
+					t.Fatalf("a reader of %s has no quiet socket", o.local)
+				}
+				if !watched[fdOf(t, o.raw)] {
+					t.Fatalf("the reader's own socket is not among the descriptors epoll watches (%v): the check sees nothing", watched)
+				}
+				if q := fdOf(t, o.quietRaw); watched[q] {
+					t.Fatalf("the quiet socket (descriptor %d) is watched by an epoll", q)
+				}
+				var serr error
+				if err := o.raw.Control(func(fd uintptr) { serr = unix.Shutdown(int(fd), unix.SHUT_WR) }); err != nil || (serr != nil && serr != unix.ENOTCONN) {
+					t.Fatal(err, serr) // ENOTCONN: an unconnected UDP socket is shut all the same
+				}
+			}
+			tos := []string{"127.0.0.1"}
+			if bind != "127.0.0.1" {
+				tos = append(tos, "127.0.0.2")
+			}
+			port := r.local.(*net.UDPAddr).Port
+			m := new(dns.Msg)
+			m.SetQuestion("www.example.org.", dns.TypeA)
+			c := &dns.Client{Timeout: 2 * time.Second}
+			for i := range 40 {
+				to := net.JoinHostPort(tos[i%len(tos)], fmt.Sprint(port))
+				in, _, err := c.Exchange(m, to) // a socket, and a port, of its own each time
+				if err != nil || len(in.Answer) != 1 {
+					t.Fatalf("query %d to %s, with the readers' sockets shut for writing: %v, %v", i, to, in, err)
+				}
+			}
+			read := 0
+			for _, o := range group {
+				if o.reads.Load() > 0 {
+					read++
+				}
+			}
+			if len(group) > 1 && read < 2 {
+				t.Errorf("%d of %d readers read the 40 clients' queries: the quiet sockets took their group from them", read, len(group))
+			}
+		})
 	}
+}
+
+// TestAnIPv6ClientIsAnsweredBesideTheQuietSocket: on a server bound to
+// every address of both families, whose quiet sockets send to IPv4
+// clients only, queries over ::1 and 127.0.0.1 in turn are all answered,
+// the IPv6 ones out of the readers' own sockets.
+func TestAnIPv6ClientIsAnsweredBesideTheQuietSocket(t *testing.T) {
+	if c, err := net.ListenPacket("udp6", "[::1]:0"); err != nil {
+		t.Skip("no IPv6 loopback:", err)
+	} else {
+		c.Close()
+	}
+	r := startServerOn(t, "", " codel\n", "", quietZone, "example.org")
+	if r.quiet == nil {
+		t.Fatal("no quiet socket beside [::]")
+	}
+	port := r.local.(*net.UDPAddr).Port
 	m := new(dns.Msg)
 	m.SetQuestion("www.example.org.", dns.TypeA)
 	c := &dns.Client{Timeout: 2 * time.Second}
-	for i := range 40 {
-		in, _, err := c.Exchange(m, r.local.String()) // a socket, and a port, of its own each time
-		if err != nil || len(in.Answer) != 1 {
-			t.Fatalf("query %d, with the readers' sockets shut for writing: %v, %v", i, in, err)
+	for i := range 20 {
+		to := net.JoinHostPort([]string{"::1", "127.0.0.1"}[i%2], fmt.Sprint(port))
+		if in, _, err := c.Exchange(m, to); err != nil || len(in.Answer) != 1 {
+			t.Fatalf("query %d to %s: %v, %v", i, to, in, err)
 		}
-	}
-	read := 0
-	for _, o := range group {
-		if o.reads.Load() > 0 {
-			read++
-		}
-	}
-	if len(group) > 1 && read < 2 {
-		t.Errorf("%d of %d readers read the 40 clients' queries: the quiet sockets took their group from them", read, len(group))
 	}
 }
 
@@ -90,31 +130,78 @@ func TestWhatTheQuietSocketRefusesGoesOutOfTheReaders(t *testing.T) {
 	}
 }
 
-// TestAQuietSocketTakesNoQuery: beside listeners on 127.0.0.1, one of
-// them connected away as codel does to CoreDNS's, a quiet socket takes
-// none of 60 queries from fresh client ports, and a listener bound after
-// it (a reload's) shares them with the one before: the quiet socket is in
-// no group of theirs; and it is not connected. Beside every address, or an
-// IPv6 one, none is opened.
+// TestAQuietSocketTakesNoQuery: beside listeners on 127.0.0.1, on
+// 0.0.0.0 and on [::] (both families), one of them connected away as
+// codel does to CoreDNS's, a quiet socket takes none of 60 queries from
+// fresh client ports (over 127.0.0.1, and ::1 beside [::]), and a
+// listener bound after it (a reload's) shares them with the one before:
+// the quiet socket is in no group of theirs; and it is not connected.
+// Beside [::] it scores as the listeners do, and the kernel hands a query
+// to the first of the address's chain: opened before them, it takes
+// queries, and the check sees it. Beside one IPv6 address none is opened.
 func TestAQuietSocketTakesNoQuery(t *testing.T) {
-	port := freeport.Get(t)
-	addr := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port))
-	connected := reusingListener(t, addr)
-	if err := connectToSelf(connected, addr); err != nil {
-		t.Fatal(err)
+	for _, c := range []struct {
+		bind string
+		tos  []string
+	}{
+		{"127.0.0.1", []string{"127.0.0.1"}},
+		{"0.0.0.0", []string{"127.0.0.1"}},
+		{"[::]", []string{"127.0.0.1", "::1"}},
+	} {
+		t.Run(c.bind, func(t *testing.T) {
+			port := freeport.Get(t)
+			addr := netip.MustParseAddrPort(fmt.Sprintf("%s:%d", c.bind, port))
+			connected := reusingListener(t, addr)
+			if err := connectToSelf(connected, addr); err != nil {
+				t.Fatal(err)
+			}
+			first := reusingListener(t, addr)
+			q, err := quietSocket(addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer q.Close()
+			if _, err := unix.Getpeername(connFd(t, q)); err != unix.ENOTCONN {
+				t.Fatalf("the quiet socket has a peer (%v): the kernel would number its datagrams in one sequence", err)
+			}
+			second := reusingListener(t, addr)
+			sent := askFromFreshPorts(t, c.tos, port, 60)
+			if n := pending(t, q); n > 0 {
+				t.Fatalf("the quiet socket took %d of %d queries", n, sent)
+			}
+			got := [2]int{pending(t, first), pending(t, second)}
+			if got[0]+got[1] != sent || got[0] == 0 || got[1] == 0 {
+				t.Fatalf("the listeners took %d and %d of %d queries; want all, shared", got[0], got[1], sent)
+			}
+			if c.bind != "[::]" {
+				return
+			}
+			early, err := quietSocket(netip.AddrPortFrom(netip.IPv6Unspecified(), uint16(freeport.Get(t))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer early.Close()
+			late := reusingListener(t, netip.MustParseAddrPort(fmt.Sprintf("[::]:%d", portOf(t, early))))
+			sent = askFromFreshPorts(t, c.tos[:1], portOf(t, early), 20)
+			if n := pending(t, early); n == 0 {
+				t.Errorf("a quiet socket opened before its listener took none of %d queries: the check cannot see the order", sent)
+			}
+			pending(t, late)
+		})
 	}
-	first := reusingListener(t, addr)
-	q, err := quietSocket(addr)
-	if err != nil {
-		t.Fatal(err)
+	if q, err := quietSocket(netip.MustParseAddrPort(fmt.Sprintf("[::1]:%d", freeport.Get(t)))); err != errNoQuietPlace {
+		q.Close()
+		t.Errorf("beside [::1]: %v, want %v", err, errNoQuietPlace)
 	}
-	defer q.Close()
-	if _, err := unix.Getpeername(connFd(t, q)); err != unix.ENOTCONN {
-		t.Fatalf("the quiet socket has a peer (%v): the kernel would number its datagrams in one sequence", err)
-	}
-	second := reusingListener(t, addr)
-	for range 60 {
-		client, err := net.Dial("udp", addr.String())
+}
+
+// askFromFreshPorts sends n datagrams to port, at the addresses tos in
+// turn, each from a socket of its own, and returns how many it sent once
+// they have had time to arrive.
+func askFromFreshPorts(t *testing.T, tos []string, port, n int) int {
+	t.Helper()
+	for i := range n {
+		client, err := net.Dial("udp", net.JoinHostPort(tos[i%len(tos)], fmt.Sprint(port)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -122,19 +209,24 @@ func TestAQuietSocketTakesNoQuery(t *testing.T) {
 		client.Close()
 	}
 	time.Sleep(20 * time.Millisecond)
-	if n := pending(t, q); n > 0 {
-		t.Fatalf("the quiet socket took %d of 60 queries", n)
+	return n
+}
+
+// portOf is the port a socket is bound to.
+func portOf(t *testing.T, c syscall.Conn) int {
+	t.Helper()
+	sa, err := unix.Getsockname(connFd(t, c))
+	if err != nil {
+		t.Fatal(err)
 	}
-	got := [2]int{pending(t, first), pending(t, second)}
-	if got[0]+got[1] != 60 || got[0] == 0 || got[1] == 0 {
-		t.Fatalf("the listeners took %d and %d of 60 queries; want all, shared", got[0], got[1])
+	switch sa := sa.(type) {
+	case *unix.SockaddrInet4:
+		return sa.Port
+	case *unix.SockaddrInet6:
+		return sa.Port
 	}
-	for _, a := range []string{"[::]", "0.0.0.0", "[::1]"} {
-		if q, err := quietSocket(netip.MustParseAddrPort(fmt.Sprintf("%s:%d", a, port))); err != errNoQuietPlace {
-			q.Close()
-			t.Errorf("beside %s: %v, want %v", a, err, errNoQuietPlace)
-		}
-	}
+	t.Fatalf("a socket bound to %v", sa)
+	return 0
 }
 
 // readersOf returns the readers of first's address.

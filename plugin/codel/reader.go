@@ -72,9 +72,9 @@ type reader struct {
 	interrupted bool
 	reads       atomic.Uint64 // packets read here, counted per batch
 	// quiet is the socket the reader's answers go out of (quiet_linux.go);
-	// nil where there is none (a reader bound to every address or to an
-	// IPv6 one, CoreDNS's socket shared, another system), and answers go
-	// out of conn.
+	// nil where there is none (a reader bound to one IPv6 address,
+	// CoreDNS's socket shared, another system), and answers go out of
+	// conn. It sends to IPv4 clients only.
 	quiet    *os.File
 	quietRaw syscall.RawConn
 	done     chan struct{}

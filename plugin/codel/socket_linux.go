@@ -193,10 +193,15 @@ func fdInode(fd int) (string, error) {
 // stolen counts the readers of each CoreDNS socket (by inode) that codel
 // has connected away: a server reloaded with codel in both Corefiles has
 // two for a while, and only the last to close may give the socket back.
+// at is the address each was bound to: a socket bound to every address is
+// bound to loopback once connected, and /proc then lists it there, but
+// the next reader of the address (another socket of codel's own beside
+// it, a reload's) must find it.
 var stolen = struct {
 	sync.Mutex
-	n map[string]int
-}{n: map[string]int{}}
+	n  map[string]int
+	at map[string]netip.AddrPort
+}{n: map[string]int{}, at: map[string]netip.AddrPort{}}
 
 // steal connects CoreDNS's socket core to its own address, once it has
 // SO_REUSEPORT: clients' datagrams go to codel's socket from then on.
@@ -224,7 +229,7 @@ func steal(core *net.UDPConn, inode string, addr netip.AddrPort) error {
 		err = connectToSelf(core, addr)
 	}
 	if err == nil {
-		stolen.n[inode] = 1
+		stolen.n[inode], stolen.at[inode] = 1, addr
 	}
 	return err
 }
@@ -263,6 +268,7 @@ func unsteal(core *net.UDPConn, inode string) {
 		return
 	}
 	delete(stolen.n, inode)
+	delete(stolen.at, inode)
 	if raw, err := core.SyscallConn(); err == nil {
 		raw.Control(func(fd uintptr) {
 			sa := &unix.RawSockaddr{Family: unix.AF_UNSPEC}
@@ -304,6 +310,13 @@ func sharedSockets(addr netip.AddrPort) ([]sharedSocket, error) {
 	if err != nil {
 		return nil, err
 	}
+	stolen.Lock()
+	for inode, at := range stolen.at {
+		if at == addr {
+			inodes[inode] = true
+		}
+	}
+	stolen.Unlock()
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
 		return nil, err
