@@ -484,4 +484,3 @@ func listening(host string, port int) (int, bool) {
 	}
 	return n, true
 }
-
