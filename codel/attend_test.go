@@ -314,7 +314,7 @@ func TestCloseInterruptsTheWaits(t *testing.T) {
 func TestAWorkerFeedsNotAfterALongWait(t *testing.T) {
 	clock := newFake(1)
 	var feeds atomic.Int64
-	_, src := attendedQueue(t, Config{Workers: 1, Clock: clock.now, Feed: func(int) { feeds.Add(1) }}, 0)
+	_, src := attendedQueue(t, Config{Workers: 1, Clock: clock.now, Feed: func(int, Source) { feeds.Add(1) }}, 0)
 	log := newEvents()
 	for i, c := range []struct {
 		wait  int64
@@ -335,6 +335,41 @@ func TestAWorkerFeedsNotAfterALongWait(t *testing.T) {
 		if got := feeds.Load() - before; got != c.feeds {
 			t.Errorf("after a wait of %v: %d feeds before the next wait, want %d", time.Duration(c.wait), got, c.feeds)
 		}
+	}
+}
+
+// TestAFeedNamesTheSourceWaitedOnNext: the feed an attendant makes once
+// it has served what its wait read, the queue empty, names its source,
+// which its next wait reads first (the caller need not read it twice); a
+// worker that parks next names none.
+func TestAFeedNamesTheSourceWaitedOnNext(t *testing.T) {
+	clock := newFake(1)
+	nexts := make(chan Source, 16)
+	feed := func(_ int, next Source) { nexts <- next }
+	_, src := attendedQueue(t, Config{Workers: 1, Clock: clock.now, Feed: feed}, 0)
+	for len(nexts) > 0 {
+		<-nexts // the workers' feeds before they first parked or waited
+	}
+	src.batches <- []Arrived{{&task{name: "a", log: newEvents()}, clock.now()}}
+	<-src.parked
+	<-src.waits
+	if len(nexts) != 1 {
+		t.Fatalf("%d feeds between two waits after a short one, want 1", len(nexts))
+	}
+	if next := <-nexts; next != src {
+		t.Fatalf("the feed before the attendant's wait named %v, want its source", next)
+	}
+
+	q := New(Config{Workers: 1, Feed: feed})
+	defer q.Close()
+	q.Submit(&task{name: "b", log: newEvents()}, Now())
+	select {
+	case next := <-nexts:
+		if next != nil {
+			t.Fatalf("a worker with no source named %v in its feed", next)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the worker did not feed")
 	}
 }
 

@@ -27,7 +27,7 @@ func TestFeedWhenEmptiedOrDue(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			clock := newFake(1_000_000)
 			var feeds atomic.Int64
-			q := New(Config{Workers: 1, FIFO: true, Clock: clock.now, Feed: func(int) { feeds.Add(1) }})
+			q := New(Config{Workers: 1, FIFO: true, Clock: clock.now, Feed: func(int, Source) { feeds.Add(1) }})
 			// Computing tasks: the worker may take them in a hand, and
 			// feeds on time all the same.
 			defer q.Close()
@@ -53,7 +53,7 @@ func TestOneFeedBeforeParking(t *testing.T) {
 	var mu sync.Mutex
 	var flushes [][]string
 	var feeds atomic.Int64
-	q := New(Config{Workers: 1, Feed: func(int) { feeds.Add(1) }, Local: func() Local { return &held{mu: &mu, flushes: &flushes} }})
+	q := New(Config{Workers: 1, Feed: func(int, Source) { feeds.Add(1) }, Local: func() Local { return &held{mu: &mu, flushes: &flushes} }})
 	defer q.Close()
 	parked := func() bool {
 		q.mu.Lock()
@@ -84,7 +84,7 @@ func TestOneFeedBeforeParking(t *testing.T) {
 func TestFeedTurns(t *testing.T) {
 	var mu sync.Mutex
 	var turns []int
-	feed := func(turn int) {
+	feed := func(turn int, _ Source) {
 		mu.Lock()
 		turns = append(turns, turn)
 		mu.Unlock()

@@ -71,8 +71,11 @@ type Config struct {
 	// waiting, what has arrived meanwhile (packets on a socket). turn
 	// counts the worker's feeds, from a number of its own: a caller with
 	// several sources reads one a call, in turn, the workers spread over
-	// them, with no counter that every worker writes.
-	Feed func(turn int)
+	// them, with no counter that every worker writes. next, where not
+	// nil, is the Source the worker waits on next, the queue being empty:
+	// its Wait looks there before it blocks, and a feed that read it too
+	// would read nothing twice.
+	Feed func(turn int, next Source)
 	// Local, if set, makes each worker's own state (see Local), handed
 	// to the LocalTasks it runs.
 	Local func() Local

@@ -112,15 +112,17 @@ func (c *Codel) readerFor(s *dnsserver.Server) (*reader, netip.AddrPort, error) 
 // load; under load each is read by a worker every few microseconds, and
 // each worker in turn reads them all. A worker whose turn fell on a
 // socket another was feeding would read nothing, and might find the
-// queue empty and park while the other sockets held queries.
-func (c *Codel) feed(turn int) {
+// queue empty and park while the other sockets held queries. The socket
+// of next, the reader whose wait the worker goes to, is passed by: that
+// wait reads it first.
+func (c *Codel) feed(turn int, next codel.Source) {
 	rs := c.readers.Load()
 	if rs == nil {
 		return
 	}
 	n := uint(len(*rs))
 	for i := range n {
-		if (*rs)[(uint(turn)+i)%n].feed() {
+		if r := (*rs)[(uint(turn)+i)%n]; codel.Source(r) != next && r.feed() {
 			return
 		}
 	}

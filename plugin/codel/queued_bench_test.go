@@ -83,7 +83,7 @@ func queuedChain(b *testing.B, s *packetContext, packed [][]byte, warm bool) {
 	b.ResetTimer()
 	// Workers: GOMAXPROCS, and any the queue adds (it takes a worker
 	// preempted inside a query for long for a blocked one).
-	cfg := codel.Config{Feed: func(int) { feed() }, Local: func() codel.Local {
+	cfg := codel.Config{Feed: func(int, codel.Source) { feed() }, Local: func() codel.Local {
 		l := new(queuedLocal)
 		mu.Lock()
 		locals = append(locals, l)

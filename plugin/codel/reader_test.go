@@ -263,14 +263,45 @@ func TestAFeedTakesASocketNobodyFeeds(t *testing.T) {
 		}
 	}
 	rs[1].feeding.Store(true) // another worker feeds it
-	c.feed(1)
+	c.feed(1, nil)
 	if n := c.q.Stats().Queued; n != 1 || rs[2].reads.Load() != 1 {
 		t.Fatalf("a feed on the turn of a socket being fed queued %d queries, %d from the next socket; want that one", n, rs[2].reads.Load())
 	}
 	rs[1].feeding.Store(false)
-	c.feed(1)
+	c.feed(1, nil)
 	if n := c.q.Stats().Queued; n != 2 || rs[1].reads.Load() != 1 {
 		t.Fatalf("a feed on its turn queued %d in all, %d from its socket; want 2 and 1", n, rs[1].reads.Load())
+	}
+}
+
+// TestAFeedPassesByTheSocketWaitedOnNext: a worker that goes to wait on a
+// reader's socket next (Config.Feed's next), its queue empty, feeds from
+// another socket, and from none where that is the only one: its wait
+// reads it first.
+func TestAFeedPassesByTheSocketWaitedOnNext(t *testing.T) {
+	c := heldCodel(t)
+	var rs []*reader
+	for range 2 {
+		conn, raw, client := socketAndClient(t)
+		rs = append(rs, &reader{c: c, conn: conn, feedRaw: raw})
+		if _, err := client.Write([]byte("a query......")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.readers.Store(&rs)
+	c.feed(0, rs[0])
+	if a, b := rs[0].reads.Load(), rs[1].reads.Load(); a != 0 || b != 1 {
+		t.Fatalf("a feed on the turn of the socket waited on next read %d there and %d from the other; want 0 and 1", a, b)
+	}
+	only := rs[:1]
+	c.readers.Store(&only)
+	c.feed(0, rs[0])
+	if n := rs[0].reads.Load(); n != 0 {
+		t.Fatalf("a feed read %d from the only socket, which the worker waits on next", n)
+	}
+	c.feed(0, nil)
+	if n := rs[0].reads.Load(); n != 1 {
+		t.Fatalf("a feed of a worker that parks next read %d from the only socket, want 1", n)
 	}
 }
 
