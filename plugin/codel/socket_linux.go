@@ -52,7 +52,7 @@ func openSockets(addr netip.AddrPort, share bool) (conn, feed *net.UDPConn, undo
 				// connected away, so that what it holds is all it gets.
 				return own, feed, func() {
 					for _, c := range cores {
-						unsteal(c.conn, c.inode)
+						unsteal(c.conn, c.inode, false)
 					}
 					closeShared(cores)
 					connectToSelf(own, addr)
@@ -88,7 +88,7 @@ func stealAll(cores []sharedSocket, addr netip.AddrPort) error {
 	for i, c := range cores {
 		if err := steal(c.conn, c.inode, addr); err != nil {
 			for _, d := range cores[:i] {
-				unsteal(d.conn, d.inode)
+				unsteal(d.conn, d.inode, true) // this steal's undoing: back whatever else listens
 			}
 			return err
 		}
@@ -260,15 +260,28 @@ func connectToSelf(conn *net.UDPConn, addr netip.AddrPort) error {
 
 // unsteal gives CoreDNS's socket back to every client when its last
 // reader closes (connect to AF_UNSPEC dissolves the association, and a
-// socket bound to every address is bound to every address again).
-func unsteal(core *net.UDPConn, inode string) {
+// socket bound to every address is bound to every address again); but not
+// where another socket of CoreDNS's listens on the address by now: a
+// reload's new server, to which caddy could not hand this one (codel's TCP
+// wrapper has no file to pass on). This one's server is then stopping, and
+// given back it would take queries only to close with them in it: bound
+// to every address, a socket disconnected goes to the head of the
+// address's hash chain (udp_lib_rehash), and took every query there until
+// it closed (TestCodelAcrossReloads lost 4 of 6,447 under load). rollback:
+// a steal that failed part way is undone, and the socket goes back as it
+// was.
+func unsteal(core *net.UDPConn, inode string, rollback bool) {
 	stolen.Lock()
 	defer stolen.Unlock()
 	if stolen.n[inode]--; stolen.n[inode] > 0 {
 		return
 	}
+	addr := stolen.at[inode]
 	delete(stolen.n, inode)
 	delete(stolen.at, inode)
+	if !rollback && anotherListens(addr, inode) {
+		return
+	}
 	if raw, err := core.SyscallConn(); err == nil {
 		raw.Control(func(fd uintptr) {
 			sa := &unix.RawSockaddr{Family: unix.AF_UNSPEC}
@@ -302,11 +315,7 @@ func closeShared(cs []sharedSocket) {
 // descriptors that link to them in /proc/self/fd. codel's own sockets on
 // the same address are passed by.
 func sharedSockets(addr netip.AddrPort) ([]sharedSocket, error) {
-	table := "/proc/self/net/udp"
-	if addr.Addr().Is6() {
-		table = "/proc/self/net/udp6"
-	}
-	inodes, err := boundInodes(table, addr)
+	inodes, err := boundInodes(procTable(addr), addr, false)
 	if err != nil {
 		return nil, err
 	}
@@ -328,11 +337,10 @@ func sharedSockets(addr netip.AddrPort) ([]sharedSocket, error) {
 	}
 	seen := map[string]bool{}
 	for _, fd := range fds {
-		link, err := os.Readlink("/proc/self/fd/" + fd.Name())
-		if err != nil || !strings.HasPrefix(link, "socket:[") {
+		inode, ok := socketOf(fd.Name())
+		if !ok {
 			continue
 		}
-		inode := strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]")
 		if _, own := ownSockets.Load(inode); own || !inodes[inode] || seen[inode] {
 			continue
 		}
@@ -376,9 +384,51 @@ func sharedSockets(addr netip.AddrPort) ([]sharedSocket, error) {
 	return found, nil
 }
 
+// anotherListens says whether a UDP socket of this process listens on
+// addr, taking any client's datagrams (not connected), other than the one
+// of inode and codel's own.
+func anotherListens(addr netip.AddrPort, inode string) bool {
+	inodes, err := boundInodes(procTable(addr), addr, true)
+	if err != nil {
+		return false
+	}
+	fds, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		return false
+	}
+	for _, fd := range fds {
+		other, ok := socketOf(fd.Name())
+		if !ok {
+			continue
+		}
+		if _, own := ownSockets.Load(other); inodes[other] && other != inode && !own {
+			return true
+		}
+	}
+	return false
+}
+
+// socketOf returns the inode of the socket that descriptor fd (its name
+// in /proc/self/fd) refers to, and false for any other file.
+func socketOf(fd string) (string, bool) {
+	link, err := os.Readlink("/proc/self/fd/" + fd)
+	if err != nil || !strings.HasPrefix(link, "socket:[") {
+		return "", false
+	}
+	return strings.TrimSuffix(strings.TrimPrefix(link, "socket:["), "]"), true
+}
+
+// procTable is the /proc table that lists the UDP sockets bound to addr.
+func procTable(addr netip.AddrPort) string {
+	if addr.Addr().Is6() {
+		return "/proc/self/net/udp6"
+	}
+	return "/proc/self/net/udp"
+}
+
 // boundInodes returns the inodes of the sockets in a /proc/net/udp table
-// whose local address is addr.
-func boundInodes(table string, addr netip.AddrPort) (map[string]bool, error) {
+// whose local address is addr; listening: only those connected to none.
+func boundInodes(table string, addr netip.AddrPort, listening bool) (map[string]bool, error) {
 	f, err := os.Open(table)
 	if err != nil {
 		return nil, err
@@ -393,7 +443,7 @@ func boundInodes(table string, addr netip.AddrPort) (map[string]bool, error) {
 			continue
 		}
 		local, err := parseProcAddr(fields[1])
-		if err == nil && local == addr {
+		if err == nil && local == addr && (!listening || strings.Trim(fields[2], "0:") == "") {
 			found[fields[9]] = true
 		}
 	}
