@@ -4,6 +4,7 @@ package codel
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"net/netip"
 	"sync"
@@ -12,6 +13,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ontimedns/ontime/internal/freeport"
 )
 
 // reusePort listens on addr with SO_REUSEPORT, as CoreDNS's listener does.
@@ -109,4 +112,49 @@ func TestSharedSocketsWhileDescriptorsChurn(t *testing.T) {
 func boundTo(c *net.UDPConn) netip.AddrPort {
 	a := c.LocalAddr().(*net.UDPAddr).AddrPort()
 	return netip.AddrPortFrom(a.Addr().Unmap(), a.Port())
+}
+
+// TestAStolenSocketStaysAwayBesideANewServers: CoreDNS's socket, stolen,
+// is not given back while another socket of the process listens on its
+// address (a reload's new server, which caddy could not hand it: given
+// back, a socket bound to every address goes to the head of the kernel's
+// chain and takes the queries until its stopping server closes it); with
+// none it is, and a steal undone part way gives it back regardless.
+func TestAStolenSocketStaysAwayBesideANewServers(t *testing.T) {
+	for _, bind := range []string{"127.0.0.1", "[::]"} {
+		t.Run(bind, func(t *testing.T) {
+			addr := netip.MustParseAddrPort(fmt.Sprintf("%s:%d", bind, freeport.Get(t)))
+			core := reusingListener(t, addr)
+			inode, err := inodeOf(core)
+			if err != nil {
+				t.Fatal(err)
+			}
+			connected := func() bool {
+				_, err := unix.Getpeername(connFd(t, core))
+				return err != unix.ENOTCONN
+			}
+			for _, c := range []struct {
+				another, rollback, back bool
+			}{
+				{another: true, back: false},
+				{another: false, back: true},
+				{another: true, rollback: true, back: true},
+			} {
+				if err := steal(core, inode, addr); err != nil || !connected() {
+					t.Fatalf("steal: %v, connected %v", err, connected())
+				}
+				var other *net.UDPConn
+				if c.another {
+					other = reusingListener(t, addr)
+				}
+				unsteal(core, inode, c.rollback)
+				if back := !connected(); back != c.back {
+					t.Errorf("another listening %v, rollback %v: given back %v, want %v", c.another, c.rollback, back, c.back)
+				}
+				if other != nil {
+					other.Close()
+				}
+			}
+		})
+	}
 }
