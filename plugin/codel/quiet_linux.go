@@ -24,8 +24,9 @@ import (
 // no query. Beside a reader bound to an IPv4 address A it is an IPv6
 // socket bound to A mapped (::ffff:A), with SO_REUSEPORT:
 //   - it joins no SO_REUSEPORT group of the readers' (a group holds
-//     sockets of one family bound to one address), so it takes no share of the hash that spreads queries over
-//     them, and a reader bound after it (a reload's) joins theirs;
+//     sockets of one family bound to one address), so it takes no share
+//     of the hash that spreads queries over them, and a reader bound
+//     after it (a reload's) joins theirs;
 //   - an IPv4 datagram to A matches both, and the kernel scores an IPv4
 //     socket above an IPv6 one (udp.c's compute_score), so while a reader
 //     listens on A the quiet socket is handed nothing. It is opened after
@@ -55,9 +56,11 @@ import (
 // Each answer still leaves from the address its query came to: the
 // IP_PKTINFO control message the reader's answers carry is taken by an
 // IPv6 socket sending to an IPv4 client too.
-// Beside a reader bound to one IPv6 address there is no such place (a
-// socket bound to loopback there would be picked over the reader for it),
-// and its answers go out of its own socket.
+// Beside a reader bound to one IPv6 address there is no such place: an
+// IPv6 socket bound to it joined the readers' group on this kernel, with
+// IPV6_V6ONLY set or not (bench/README.md), and the family and address
+// are the readers' own. Its answers go out of its own socket, as do an
+// IPv6 client's beside [::].
 //
 // It is opened blocking, so that os.NewFile leaves it out of the poller;
 // each sendmmsg is made with MSG_DONTWAIT all the same, and what it does
