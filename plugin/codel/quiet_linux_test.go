@@ -3,7 +3,6 @@
 package codel
 
 import (
-	"context"
 	"fmt"
 	"net"
 	"net/netip"
@@ -240,25 +239,15 @@ func readersOf(first *reader) []*reader {
 	return group
 }
 
-// reusingListener binds a socket to addr with SO_REUSEPORT, as CoreDNS's
-// and codel's own are.
+// reusingListener is reusePort on addr for a test, closed when it ends.
 func reusingListener(t *testing.T, addr netip.AddrPort) *net.UDPConn {
 	t.Helper()
-	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
-		var serr error
-		c.Control(func(fd uintptr) { serr = unix.SetsockoptInt(int(fd), unix.SOL_SOCKET, unix.SO_REUSEPORT, 1) })
-		return serr
-	}}
-	network := "udp4"
-	if addr.Addr().Is6() {
-		network = "udp"
-	}
-	pc, err := lc.ListenPacket(context.Background(), network, addr.String())
+	conn, err := reusePort(addr.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pc.Close() })
-	return pc.(*net.UDPConn)
+	t.Cleanup(func() { conn.Close() })
+	return conn
 }
 
 // pending reads every datagram waiting on a socket (a *net.UDPConn, or

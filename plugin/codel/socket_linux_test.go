@@ -17,7 +17,8 @@ import (
 	"github.com/ontimedns/ontime/internal/freeport"
 )
 
-// reusePort listens on addr with SO_REUSEPORT, as CoreDNS's listener does.
+// reusePort listens on addr with SO_REUSEPORT, as CoreDNS's listener does
+// (an IPv6 address, [::] among them, dual-stack as Go opens it for "udp").
 func reusePort(addr string) (*net.UDPConn, error) {
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 		var serr error
@@ -27,7 +28,11 @@ func reusePort(addr string) (*net.UDPConn, error) {
 		}
 		return serr
 	}}
-	pc, err := lc.ListenPacket(context.Background(), "udp4", addr)
+	network := "udp4"
+	if ap, err := netip.ParseAddrPort(addr); err == nil && ap.Addr().Is6() {
+		network = "udp"
+	}
+	pc, err := lc.ListenPacket(context.Background(), network, addr)
 	if err != nil {
 		return nil, err
 	}
