@@ -1,6 +1,7 @@
 package codel
 
 import (
+	"runtime"
 	"slices"
 	"sync/atomic"
 	"time"
@@ -41,6 +42,7 @@ type worker struct {
 	// far less than CoDel's target.
 	emptied   bool
 	took, fed int64 // when it last took a query, and last fed (queue clock)
+	ran       int64 // when it last came back to run: woken, back from its source, or yielded
 	feeds     int   // its feeds so far, from its place among the workers started (Config.Feed's turn)
 	// hand holds queries taken off the queue with the last one, under the
 	// same taking of the lock, to be served next (hand.go); served is
@@ -102,6 +104,7 @@ func (w *worker) loop() {
 // serve serves the queue until the worker exits.
 func (w *worker) serve() {
 	feed := w.q.cfg.Feed
+	w.ran = w.q.cfg.Clock()
 	for {
 		fed := false
 		emptied := w.emptied && w.served == len(w.hand)
@@ -134,7 +137,25 @@ func (w *worker) serve() {
 		w.inTask.Store(max(w.took, 1)) // when it was taken
 		w.run(e.task, w.took)
 		w.inTask.Store(0)
+		if w.took-w.ran >= yieldAfter {
+			w.yield()
+		}
 	}
+}
+
+// yieldAfter is how long a worker runs before it lets the others of its P
+// run, between two queries. The runtime preempts a goroutine that ran 10
+// ms wherever it is: inside a query, holding what the query holds. One
+// preempted in zonestore's handler held its P's replay cache, and the
+// next queries on that P did without (plugin/zonestore/replay.go): 5% of
+// them, saturated on one CPU (bench/README.md).
+const yieldAfter = int64(2 * time.Millisecond)
+
+// yield lets the other goroutines of the worker's P run. What its Local
+// holds back waits meanwhile, as it did while the worker was preempted.
+func (w *worker) yield() {
+	runtime.Gosched()
+	w.ran = w.q.cfg.Clock()
 }
 
 // feedEvery is how often a worker feeds while queries stay queued.
@@ -229,6 +250,7 @@ func (w *worker) take(fed bool) (entry, int64, bool) {
 			// while it serves what it read is little, and its next wait
 			// reads that first (serve).
 			w.fed = q.cfg.Clock()
+			w.ran = w.fed
 			waited := w.fed - now
 			w.waited = waited >= handHold
 			w.waits += (waited - w.waits) / 8
@@ -238,6 +260,7 @@ func (w *worker) take(fed bool) (entry, int64, bool) {
 		q.mu.Unlock()
 		w.tellDropped()
 		woken := w.park()
+		w.ran = q.cfg.Clock()
 		q.mu.Lock()
 		if !woken {
 			if i := slices.Index(q.idle, w); i >= 0 {
