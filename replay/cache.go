@@ -19,10 +19,36 @@ const MaxWire = 1232
 // out.
 const ways = 4
 
-// Cache holds up to its size of answers, by key (Key) and zone version.
-// It is one goroutine's at a time.
-type Cache struct {
+// Shared holds the answers kept, for every Cache made from it: a server
+// keeps one, whatever its cores. Its slots are read and written with
+// atomic loads and stores, and a kept answer is never written once its
+// slot points at it, so that any number of Caches, on any cores, find and
+// keep answers at once without a lock. A find writes nothing of it; only
+// a keep (a question not found) writes a slot.
+//
+// Until 2026-12-05 each P had a cache of its own, which learnt every
+// question apart and held a P's share of the answers: on 16 cores 2^15
+// each, a third of the load test's questions.
+type Shared struct {
 	sets []set
+	mask uint64
+}
+
+// NewShared returns a Shared for size answers (rounded up to a power of
+// two, at least a set).
+func NewShared(size int) *Shared {
+	n := 1
+	for n*ways < size {
+		n *= 2
+	}
+	return &Shared{sets: make([]set, n), mask: uint64(n - 1)}
+}
+
+// Cache finds and keeps answers in a Shared, and counts its finds in
+// counts. It is one goroutine's at a time: it holds what the last Find
+// was asked, for Keep, and the answer it found.
+type Cache struct {
+	sets []set // the Shared's
 	mask uint64
 
 	// What the last Find was asked, for Keep: the request's key, its
@@ -31,10 +57,19 @@ type Cache struct {
 	hash     uint64
 	keepable bool
 	out      []byte // room for the answer Keep is given, reused
+	wire     []byte // the answer found, copied: its ID is the request's (SetID)
 	hit      Answer // what Find returns
 
 	counts *Counts
 }
+
+// Cache returns a Cache of s that counts its finds in counts.
+func (s *Shared) Cache(counts *Counts) *Cache {
+	return &Cache{sets: s.sets, mask: s.mask, counts: counts}
+}
+
+// New returns a Cache with a Shared of its own, for size answers.
+func New(size int, counts *Counts) *Cache { return NewShared(size).Cache(counts) }
 
 // Counts are a Cache's Find answers, for the metrics: its holder adds to
 // them (a load and an atomic store, never contended), a scrape reads them
@@ -49,19 +84,12 @@ type set [ways]slot
 // slot is a set's place for one answer: its question's hash beside the
 // answer's octets, so that a set is searched without reading any answer
 // but the one hit, and a hit reads the set's line and then the octets.
+// The two are stored apart, so a find may read a hash and the answer of
+// another question: it compares the kept answer's own key, as it must for
+// a question that shares the hash.
 type slot struct {
-	hash uint64
-	kept *byte // the kept octets (kept.go): a header, the key, the answer; nil for an empty slot
-}
-
-// New returns a Cache for size answers (rounded up to a power of two, at
-// least a set), which counts its hits and misses in counts.
-func New(size int, counts *Counts) *Cache {
-	n := 1
-	for n*ways < size {
-		n *= 2
-	}
-	return &Cache{sets: make([]set, n), mask: uint64(n - 1), counts: counts}
+	hash atomic.Uint64
+	kept atomic.Pointer[byte] // the kept octets (kept.go): a header, the key, the answer; nil for an empty slot
 }
 
 // Hash is the hash of a question, by which its answers are placed: key
@@ -74,12 +102,13 @@ func (c *Cache) Hash(key string, qtype uint16) uint64 {
 }
 
 // seed is every Cache's: a question hashes the same in each, so a hash
-// taken with one P's cache (warming) places it in another's too.
+// taken with one Cache (warming) places it in another's Shared too.
 var seed = maphash.MakeSeed()
 
 // Find returns the answer kept for request r, whose question hashes to
 // qh (Hash), from the zone version version, or nil. The answer is the
-// Cache's: its Wire may be written (SetID) until the Cache is used again.
+// Cache's copy: its Wire may be written (SetID) until the Cache is used
+// again.
 // Where r's answer may be kept (Key), a Keep after Find keeps it.
 func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 	c.key, c.keepable = Key(c.key[:0], r)
@@ -90,13 +119,18 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 	c.hash = qh
 	s := &c.sets[qh&c.mask]
 	for i := range s {
-		if s[i].hash != qh || s[i].kept == nil {
+		if s[i].hash.Load() != qh {
 			continue
 		}
-		k := keptAt(s[i].kept)
+		p := s[i].kept.Load()
+		if p == nil {
+			continue
+		}
+		k := keptAt(p)
 		if k.version() == version && bytes.Equal(k.key(), c.key) {
 			c.counts.Hits.Store(c.counts.Hits.Load() + 1)
-			c.hit = Answer{Wire: k.wire(), Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject()}
+			c.wire = append(c.wire[:0], k.wire()...)
+			c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject()}
 			return &c.hit
 		}
 	}
@@ -112,8 +146,10 @@ func (c *Cache) Room() []byte { return c.out[:0] }
 // last Find, where that request's answer may be kept. An answer longer
 // than MaxWire is not kept. It takes the place of the answer to the same
 // key (from an older version), or of an empty slot, or, where there is
-// neither, of one the question's hash chooses; it reuses that slot's
-// octets where they have room.
+// neither, of one the question's hash chooses. The copy is a new
+// allocation: the answer it replaces may be being read by another Cache.
+// Two Caches keeping in one set at once may take the same slot: the
+// answer of one of them is kept.
 func (c *Cache) Keep(version uint64, a Answer) {
 	if !c.keepable {
 		return
@@ -129,15 +165,13 @@ func (c *Cache) Keep(version uint64, a Answer) {
 	s := &c.sets[h&c.mask]
 	w := int(h>>62) % ways
 	for i := range s {
-		if s[i].kept == nil || s[i].hash == h && bytes.Equal(keptAt(s[i].kept).key(), c.key) {
+		p := s[i].kept.Load()
+		if p == nil || s[i].hash.Load() == h && bytes.Equal(keptAt(p).key(), c.key) {
 			w = i
 			break
 		}
 	}
-	var old kept
-	if s[w].kept != nil {
-		old = keptAt(s[w].kept)
-	}
-	k := old.fill(version, c.key, a)
-	s[w].hash, s[w].kept = h, &k[0]
+	k := newKept(version, c.key, a)
+	s[w].kept.Store(&k[0])
+	s[w].hash.Store(h)
 }

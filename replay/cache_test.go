@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"fmt"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -137,10 +139,9 @@ func TestSetID(t *testing.T) {
 	}
 }
 
-// A slot's octets are reused for the next answer kept there where they
-// have room, and replaced where they have not: each answer is found
-// whole, its own length, rcode and Msg.Len.
-func TestKeptOctetsAreReusedWhole(t *testing.T) {
+// Each answer kept in a slot in turn, longer or shorter than the one
+// before, is found whole, its own length, rcode and Msg.Len.
+func TestEachAnswerKeptInASlotIsFoundWhole(t *testing.T) {
 	c := New(4, new(Counts))
 	r := query("www.example.org.", dns.TypeA)
 	for v, n := range []int{300, 40, 200, 1000, 12} {
@@ -153,5 +154,61 @@ func TestKeptOctetsAreReusedWhole(t *testing.T) {
 		if a == nil || !bytes.Equal(a.Wire, packed(n, byte(v))) || a.Rcode != v || a.Len != 10*n {
 			t.Fatalf("version %d: found %v, want %d octets", version, a, n)
 		}
+	}
+}
+
+// One Shared, a Cache a goroutine: an answer one keeps the others find,
+// and what any of them finds is the answer kept for its question and
+// version, however the keeps and finds of the others interleave (run
+// with -race: every slot is read and written atomically, and a kept
+// answer is never written again). Four questions share a set of four
+// slots with two versions each, so keeps push each other out while
+// others read.
+func TestCachesShareTheirAnswers(t *testing.T) {
+	shared := NewShared(4) // one set
+	names := []string{"a.example.", "b.example.", "c.example.", "d.example."}
+	answer := func(name string, version uint64) []byte {
+		w := packed(12+int(version)*7+len(name), byte(version))
+		copy(w[12:], name)
+		return w
+	}
+	one := shared.Cache(new(Counts))
+	keep(one, query(names[0], dns.TypeA), 1, answer(names[0], 1))
+	if a := find(shared.Cache(new(Counts)), query(names[0], dns.TypeA), 1); a == nil || !bytes.Equal(a.Wire, answer(names[0], 1)) {
+		t.Fatalf("another Cache of the Shared found %v, want the answer kept", a)
+	}
+
+	var wg sync.WaitGroup
+	var hits atomic.Int64
+	errs := make(chan string, 8)
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := shared.Cache(new(Counts))
+			for i := range 20000 {
+				name := names[(g+i)%len(names)]
+				version := uint64(1 + (i/3)%2)
+				r := query(name, dns.TypeA)
+				if a := find(c, r, version); a != nil {
+					hits.Add(1)
+					if !bytes.Equal(a.Wire, answer(name, version)) {
+						errs <- fmt.Sprintf("%s version %d: found % x", name, version, a.Wire)
+						return
+					}
+					SetID(a.Wire, uint16(i)) // the copy is the Cache's: no other sees it
+					continue
+				}
+				c.Keep(version, Answer{Wire: append(c.Room(), answer(name, version)...)})
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	if hits.Load() == 0 {
+		t.Fatal("no Cache found an answer another kept")
 	}
 }

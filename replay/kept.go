@@ -12,7 +12,8 @@ import (
 //
 // The header: the zone version (8 octets), the message's Msg.Len (4), its
 // rcode (2), the key's length (2), the answer's (2), the allocation's
-// capacity (2), the rate limiter's subject (8), little-endian.
+// length (2), the rate limiter's subject (8), little-endian. It is not
+// written once a slot points at it: other Caches may be reading it.
 type kept []byte
 
 const headLen = 8 + 4 + 2 + 2 + 2 + 2 + 8
@@ -38,15 +39,11 @@ func (k kept) wire() []byte {
 	return k[at : at+k.wireLen() : at+k.wireLen()]
 }
 
-// fill writes an answer into k where it has room, or into a new
-// allocation, and returns it. Keys are at most MaxKey octets and answers
-// MaxWire: every length fits its field.
-func (k kept) fill(version uint64, key []byte, a Answer) kept {
-	n := headLen + len(key) + len(a.Wire)
-	if cap(k) < n {
-		k = make(kept, n)
-	}
-	k = k[:cap(k)]
+// newKept returns an answer as a slot keeps it, in an allocation of its
+// own. Keys are at most MaxKey octets and answers MaxWire: every length
+// fits its field.
+func newKept(version uint64, key []byte, a Answer) kept {
+	k := make(kept, headLen+len(key)+len(a.Wire))
 	binary.LittleEndian.PutUint64(k, version)
 	binary.LittleEndian.PutUint32(k[8:], uint32(a.Len))
 	binary.LittleEndian.PutUint16(k[12:], uint16(a.Rcode))

@@ -41,8 +41,10 @@ func (c *Cache) Warm(step int, qh uint64) (more bool) {
 // of is the first answer kept in the set for the question of hash qh.
 func (s *set) of(qh uint64) *byte {
 	for i := range s {
-		if s[i].hash == qh && s[i].kept != nil {
-			return s[i].kept
+		if s[i].hash.Load() == qh {
+			if p := s[i].kept.Load(); p != nil {
+				return p
+			}
 		}
 	}
 	return nil

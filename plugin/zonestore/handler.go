@@ -34,7 +34,7 @@ type Handler struct {
 	history *history                          // recent versions, for IXFR out
 	xfer    atomic.Pointer[transfer.Transfer] // the transfer plugin, to send NOTIFY
 
-	replays *replays // answers kept packed, per P; nil: none (replay 0)
+	replays *replays // answers kept packed, and a Cache a P to find them; nil: none (replay 0)
 }
 
 // Warm implements ahead.Warmer: a query codel will serve soon has its
@@ -47,11 +47,6 @@ func (h *Handler) Warm(note *ahead.Note, question []byte) {
 		return
 	}
 	c := h.replays.get()
-	if c == nil { // every cache of this P held: the query will do without
-		*note = ahead.Note{}
-		h.store.Warm(note, question)
-		return
-	}
 	defer h.replays.put(c)
 	if note.Step == 0 {
 		var room [zonestore.KeyRoom]byte
@@ -150,16 +145,15 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	var keep *replay.Cache
 	pw, replayable := w.(replay.Writer)
 	if replayable && h.replays != nil && pw.Replays() {
-		if c := h.replays.get(); c != nil {
-			defer h.replays.put(c)
-			if ans := c.Find(r, c.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
-				replay.SetID(ans.Wire, r.Id)
-				if done, _ := pw.WritePacked(r, ans); done {
-					return dns.RcodeSuccess, nil
-				}
+		c := h.replays.get()
+		defer h.replays.put(c)
+		if ans := c.Find(r, c.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
+			replay.SetID(ans.Wire, r.Id)
+			if done, _ := pw.WritePacked(r, ans); done {
+				return dns.RcodeSuccess, nil
 			}
-			keep = c
 		}
+		keep = c
 	}
 
 	// The answer's name in the answer's own room: the message and the

@@ -83,7 +83,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		h.store, h.history = prev.store, prev.history
 	}
 
-	replay := replaySize()
+	replay := replaySize
 	for c.Next() {
 		args := c.RemainingArgs()
 		reload := time.Minute
@@ -111,7 +111,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				reload = d
 			case "reload_by_mtime":
 				byMtime = true
-			case "replay": // replay SIZE: answers kept packed per P; 0 keeps none
+			case "replay": // replay SIZE: answers the server keeps packed; 0 keeps none
 				t := c.RemainingArgs()
 				if len(t) != 1 {
 					return nil, c.ArgErr()
