@@ -144,8 +144,8 @@ func TestSetupTakesSecondaries(t *testing.T) {
 	}
 }
 
-// TestSetupTakesReplay: answers kept packed per P, 2^19 among the Ps by
-// default (2^14 to 2^18 each); replay 0 keeps none.
+// TestSetupTakesReplay: answers the server keeps packed, 2^19 by default
+// whatever its cores; replay 0 keeps none.
 func TestSetupTakesReplay(t *testing.T) {
 	zone := t.TempDir() + "/db.any"
 	if err := os.WriteFile(zone, []byte("@ 300 SOA ns1 hm 1 2 3 4 5\n@ 300 NS ns1\nns1 300 A 192.0.2.1\n"), 0o644); err != nil {
