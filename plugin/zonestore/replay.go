@@ -34,16 +34,19 @@ const replaySize = 1 << 19
 // times the questions asked before both had them (205,550 misses in 20 s
 // for 94,058 questions, bench/README.md).
 type replays struct {
-	pool   sync.Pool
-	shared *replay.Shared
+	pool sync.Pool
+	// shared is made with the first Cache: its slots are 16 octets an
+	// answer (8 MB by default), and a block that never answers a query
+	// that may be kept (no codel or fastpack before it) needs none.
+	shared func() *replay.Shared
 	size   int // answers kept
 }
 
 func newReplays(size int) *replays {
-	r := &replays{shared: replay.NewShared(size), size: size}
+	r := &replays{shared: sync.OnceValue(func() *replay.Shared { return replay.NewShared(size) }), size: size}
 	r.pool.New = func() any {
 		counts := allCounts.add()
-		c := r.shared.Cache(counts)
+		c := r.shared().Cache(counts)
 		// Its counts stay in the totals once the pool has dropped it.
 		runtime.AddCleanup(c, allCounts.retire, counts)
 		return c
