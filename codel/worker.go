@@ -146,9 +146,10 @@ func (w *worker) serve() {
 // yieldAfter is how long a worker runs before it lets the others of its P
 // run, between two queries. The runtime preempts a goroutine that ran 10
 // ms wherever it is: inside a query, holding what the query holds. One
-// preempted in zonestore's handler held its P's replay cache, and the
-// next queries on that P did without (plugin/zonestore/replay.go): 5% of
-// them, saturated on one CPU (bench/README.md).
+// preempted in zonestore's handler held its P's replay Cache, and the
+// next query on that P was made another (plugin/zonestore/replay.go);
+// capped at one a P, 5% of the queries saturated on one CPU did without
+// (bench/README.md).
 const yieldAfter = int64(2 * time.Millisecond)
 
 // yield lets the other goroutines of the worker's P run. What its Local
