@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -296,5 +297,59 @@ func TestReplayIsRateLimited(t *testing.T) {
 	t.Logf("a fifth network, two names kept for the exempt one, 50 times each: %d answered, %g replayed", full, hits()-before)
 	if full < 20 || full > 30 || hits()-before < float64(full-2) {
 		t.Errorf("%d of the two names' answers answered in full (%g replayed), want about 10 of each, replayed", full, hits()-before)
+	}
+}
+
+// With the stock errors plugin in the chain, as in Corefile.example and
+// the Kubernetes example, answers are replayed, and an error from the
+// plugins below is logged as the stock plugin logs it, over UDP (errors'
+// stand-in, plugin/stockerrors) and TCP (the stock handler). The stock
+// handler wraps the writer for every query, and no answer was kept.
+func TestReplayBesideTheErrorsPlugin(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	// fallthrough with no plugin after: a name the zone lacks is an error.
+	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    errors\n    prometheus %s\n    codel\n    fastpack\n    zonestore %s example.org {\n        fallthrough\n    }", prom, zf), "example.org")
+	for i := 0; i < 5; i++ {
+		m := new(dns.Msg)
+		m.SetQuestion("www.example.org.", dns.TypeA)
+		var in dns.Msg
+		if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || len(in.Answer) != 1 {
+			t.Fatalf("%v %v", err, in.Answer)
+		}
+	}
+	if h := metric(t, prom, "coredns_zonestore_replay_hits_total"); h < 4 {
+		t.Errorf("%g hits of 5 queries, want 4 or more", h)
+	}
+	for _, tcp := range []bool{false, true} {
+		name := fmt.Sprintf("nx-tcp-%v.example.org.", tcp)
+		m := new(dns.Msg)
+		m.SetQuestion(name, dns.TypeA)
+		in, err := exchange(t, s.addr, m, tcp)
+		if err != nil || in.Rcode != dns.RcodeServerFailure {
+			t.Fatalf("%s: %v %v, want SERVFAIL", name, err, in)
+		}
+		want := fmt.Sprintf("[ERROR] plugin/errors: 2 %s A: plugin/zonestore: no next plugin found", name)
+		eventually(t, "the error logged", func() bool { return strings.Contains(s.log.String(), want) })
+	}
+}
+
+// errors with consolidate keeps the stock handler, which counts the errors
+// a pattern matches and logs them together later, not one by one.
+func TestTheErrorsPluginStillConsolidates(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    errors {\n        consolidate 5m \".*\"\n    }\n    codel\n    fastpack\n    zonestore %s example.org {\n        fallthrough\n    }", zf), "example.org")
+	for i := range 3 {
+		m := new(dns.Msg)
+		m.SetQuestion(fmt.Sprintf("nx%d.example.org.", i), dns.TypeA)
+		if in, err := exchange(t, s.addr, m, false); err != nil || in.Rcode != dns.RcodeServerFailure {
+			t.Fatalf("%v %v, want SERVFAIL", err, in)
+		}
+	}
+	time.Sleep(200 * time.Millisecond)
+	if strings.Contains(s.log.String(), "no next plugin found") {
+		t.Fatalf("an error logged one by one where consolidate counts them:\n%s", s.log.String())
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/ontimedns/ontime/connlimit"
 	"github.com/ontimedns/ontime/internal/serverlabel"
 	"github.com/ontimedns/ontime/plugin/shardmetrics"
+	"github.com/ontimedns/ontime/plugin/stockerrors"
 )
 
 const pluginName = "codel"
@@ -72,7 +73,9 @@ func setup(c *caddy.Controller) error {
 		return nil
 	}
 	config.AddPlugin(func(next plugin.Handler) plugin.Handler {
-		h.Next = shardmetrics.Wrap(next) // the stock prometheus plugin, counting per core
+		// The stock prometheus plugin, counting per core; the stock errors
+		// plugin, wrapping no writer (plugin/stockerrors).
+		h.Next = shardmetrics.Wrap(stockerrors.Wrap(next))
 		return h
 	})
 	return nil

@@ -12,6 +12,7 @@ import (
 	"github.com/coredns/coredns/plugin"
 
 	"github.com/ontimedns/ontime/plugin/shardmetrics"
+	"github.com/ontimedns/ontime/plugin/stockerrors"
 	"github.com/ontimedns/ontime/rrl"
 )
 
@@ -26,7 +27,9 @@ func setup(c *caddy.Controller) error {
 	}
 	h := &RRL{l: rrl.New(cfg.Config), cookies: rrl.NewCookies(cfg.secret)}
 	dnsserver.GetConfig(c).AddPlugin(func(next plugin.Handler) plugin.Handler {
-		h.Next = shardmetrics.Wrap(next) // the stock prometheus plugin, counting per core
+		// The stock prometheus plugin, counting per core; the stock errors
+		// plugin, wrapping no writer (plugin/stockerrors).
+		h.Next = shardmetrics.Wrap(stockerrors.Wrap(next))
 		return h
 	})
 	return nil

@@ -34,6 +34,7 @@ import (
 
 	"github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/internal/chain"
+	"github.com/ontimedns/ontime/plugin/stockerrors"
 )
 
 // Stock, set before a chain is built, leaves the stock handler in place:
@@ -57,12 +58,13 @@ func Wrap(next plugin.Handler) plugin.Handler {
 	if !standing {
 		return next
 	}
-	return &Handler{m: m}
+	return &Handler{m: m, next: stockerrors.Wrap(m.Next)}
 }
 
 // Handler is the stock prometheus plugin, counting into shards.
 type Handler struct {
 	m     *metrics.Metrics
+	next  plugin.Handler // the stock plugin's next, the stock errors plugin's stand-in in its place (plugin/stockerrors)
 	zones atomic.Pointer[zoneNames]
 }
 
@@ -89,7 +91,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	qname := r.Question[0].Name // as asked: a plugin below (rewrite) may change r
 	plain := strings.IndexByte(qname, '\\') < 0
 	reqSize := requestLen(r, plain)
-	next := h.m.Next
+	next := h.next
 	rw := recorders.Get().(*recorder)
 	start := hop.Taken // when a worker took the query off codel's queue, where one did
 	if start == 0 {
