@@ -474,3 +474,34 @@ func TestAliasLateOnReturnIsDropped(t *testing.T) {
 		t.Fatalf("codel counted %v deadline drops, want 1", got)
 	}
 }
+
+// With fastpack, answers to A and AAAA questions pass alias's writer into
+// replay: a plain name's answer is kept and written again, and a name
+// with an ALIAS is resolved for every query, its answer never kept.
+// alias's writer was no replay.Writer, and the Kubernetes example's
+// chain kept no A or AAAA answer at all.
+func TestAliasBesideReplay(t *testing.T) {
+	up := startUpstream(t)
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, aliasZone...)
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    alias {\n        upstream %s\n    }\n    zonestore %s example.org", prom, up.addr, zf), "example.org")
+	hits := func() float64 { return metric(t, prom, "coredns_zonestore_replay_hits_total") }
+	for range 5 {
+		if r := ask(t, s.addr, "mail.example.org.", dns.TypeA, false); rrs(r.Answer) != "mail.example.org. 300 A 192.0.2.25" {
+			t.Fatalf("mail: %s", rrs(r.Answer))
+		}
+	}
+	if h := hits(); h < 4 {
+		t.Fatalf("%g hits of 5 queries for a name without an ALIAS, want 4 or more", h)
+	}
+	before := hits()
+	for range 5 {
+		if r := ask(t, s.addr, "example.org.", dns.TypeA, false); rrs(r.Answer) != "example.org. 60 A 192.0.2.1; example.org. 60 A 192.0.2.2" {
+			t.Fatalf("the ALIAS: %s", rrs(r.Answer))
+		}
+	}
+	if h := hits(); h != before {
+		t.Fatalf("%g hits for the ALIAS's queries, want none: its answer is resolved each time", h-before)
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/ontimedns/ontime/alias/record"
 	"github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/internal/chain"
+	"github.com/ontimedns/ontime/replay"
 )
 
 // Alias answers A and AAAA questions at names with an ALIAS record. It
@@ -100,6 +101,37 @@ func (h *holdWriter) WriteMsg(m *dns.Msg) error {
 	}
 	h.held = m
 	return nil
+}
+
+// Replays implements replay.Writer, where the writer below is one: an
+// answer is kept only where no ALIAS was reported for it (WriteMsgKeep),
+// so a kept answer is never an ALIAS's and goes through as it is. Until
+// 2026-12-05 the writer was no replay.Writer, and a chain with alias (the
+// Kubernetes example's) kept no answer to an A or AAAA question at all.
+func (h *holdWriter) Replays() bool {
+	rw, ok := h.ResponseWriter.(replay.Writer)
+	return ok && rw.Replays()
+}
+
+// WriteMsgKeep implements replay.Writer: an answer with an ALIAS reported
+// is held, as WriteMsg holds it, and not kept (keep is left as it was):
+// it is resolved again for each query.
+func (h *holdWriter) WriteMsgKeep(r, m *dns.Msg, keep *replay.Answer) error {
+	rw, ok := h.ResponseWriter.(replay.Writer)
+	if !ok || h.found.Alias != nil {
+		return h.WriteMsg(m)
+	}
+	return rw.WriteMsgKeep(r, m, keep)
+}
+
+// WritePacked implements replay.Writer: a kept answer, never an ALIAS's,
+// goes through as it is.
+func (h *holdWriter) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
+	rw, ok := h.ResponseWriter.(replay.Writer)
+	if !ok || h.found.Alias != nil {
+		return false, nil
+	}
+	return rw.WritePacked(r, a)
 }
 
 // query is an answer waiting for the ALIAS target's addresses.

@@ -182,8 +182,8 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	m.Authoritative = res.Authoritative
 	m.Rcode = res.Rcode
 	m.Answer, m.Ns, m.Extra = res.Answer, res.Ns, res.Extra
-	// An ALIAS is resolved each time by the alias plugin, whose writer is
-	// no replay.Writer: its answers are never kept.
+	// An ALIAS is resolved each time by the alias plugin, whose writer
+	// keeps no answer it reported (WriteMsgKeep leaves kept as it was).
 	if keep == nil {
 		w.WriteMsg(m)
 		return dns.RcodeSuccess, nil
