@@ -353,3 +353,32 @@ func TestTheErrorsPluginStillConsolidates(t *testing.T) {
 		t.Fatalf("an error logged one by one where consolidate counts them:\n%s", s.log.String())
 	}
 }
+
+// Stock plugins that only pass a query on (here bufsize and any) call the
+// next plugin through CoreDNS's NextOrFailure, which wraps the writer at
+// every hop; the writers look through that wrapper (chain.ReplayWriter),
+// and the answers are replayed. They were not: one such plugin in a chain
+// kept every answer from being kept.
+func TestReplayThroughPluginsThatPassQueriesOn(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    bufsize 1232\n    any\n    prometheus %s\n    codel\n    fastpack\n    zonestore %s example.org", prom, zf), "example.org")
+	for i := 0; i < 5; i++ {
+		m := new(dns.Msg)
+		m.SetQuestion("www.example.org.", dns.TypeA)
+		var in dns.Msg
+		if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || len(in.Answer) != 1 || in.Id != m.Id {
+			t.Fatalf("%v %v", err, in.Answer)
+		}
+	}
+	if h := metric(t, prom, "coredns_zonestore_replay_hits_total"); h < 4 {
+		t.Errorf("%g hits of 5 queries, want 4 or more", h)
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeANY)
+	var in dns.Msg
+	if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || len(in.Answer) != 1 || in.Answer[0].Header().Rrtype != dns.TypeHINFO {
+		t.Fatalf("ANY: %v %v, want any's HINFO", err, in.Answer)
+	}
+}

@@ -109,7 +109,7 @@ func (h *holdWriter) WriteMsg(m *dns.Msg) error {
 // 2026-12-05 the writer was no replay.Writer, and a chain with alias (the
 // Kubernetes example's) kept no answer to an A or AAAA question at all.
 func (h *holdWriter) Replays() bool {
-	rw, ok := h.ResponseWriter.(replay.Writer)
+	rw, ok := chain.ReplayWriter(h.ResponseWriter)
 	return ok && rw.Replays()
 }
 
@@ -117,7 +117,7 @@ func (h *holdWriter) Replays() bool {
 // is held, as WriteMsg holds it, and not kept (keep is left as it was):
 // it is resolved again for each query.
 func (h *holdWriter) WriteMsgKeep(r, m *dns.Msg, keep *replay.Answer) error {
-	rw, ok := h.ResponseWriter.(replay.Writer)
+	rw, ok := chain.ReplayWriter(h.ResponseWriter)
 	if !ok || h.found.Alias != nil {
 		return h.WriteMsg(m)
 	}
@@ -127,7 +127,7 @@ func (h *holdWriter) WriteMsgKeep(r, m *dns.Msg, keep *replay.Answer) error {
 // WritePacked implements replay.Writer: a kept answer, never an ALIAS's,
 // goes through as it is.
 func (h *holdWriter) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
-	rw, ok := h.ResponseWriter.(replay.Writer)
+	rw, ok := chain.ReplayWriter(h.ResponseWriter)
 	if !ok || h.found.Alias != nil {
 		return false, nil
 	}

@@ -182,7 +182,7 @@ func (w *writer) limited(action rrl.Action, m *dns.Msg) (*dns.Msg, bool) {
 // the query has no cookie to answer (a request with an EDNS option is
 // never replayed; without one, no such query reaches here).
 func (w *writer) Replays() bool {
-	rw, ok := w.ResponseWriter.(replay.Writer)
+	rw, ok := chain.ReplayWriter(w.ResponseWriter)
 	return ok && w.client == nil && rw.Replays()
 }
 
@@ -191,7 +191,7 @@ func (w *writer) Replays() bool {
 // it by, so that WritePacked counts the answer written again as this one
 // was counted. An answer slipped or dropped is not kept.
 func (w *writer) WriteMsgKeep(r, m *dns.Msg, keep *replay.Answer) error {
-	rw, ok := w.ResponseWriter.(replay.Writer)
+	rw, ok := chain.ReplayWriter(w.ResponseWriter)
 	if !ok || w.client != nil {
 		return w.WriteMsg(m)
 	}
@@ -213,7 +213,7 @@ func (w *writer) WriteMsgKeep(r, m *dns.Msg, keep *replay.Answer) error {
 // answer is the kept one unpacked and truncated, as WriteMsg would have
 // sent it.
 func (w *writer) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
-	rw, ok := w.ResponseWriter.(replay.Writer)
+	rw, ok := chain.ReplayWriter(w.ResponseWriter)
 	if !ok || w.client != nil {
 		return false, nil
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/ontimedns/ontime/internal/chain"
 	"github.com/ontimedns/ontime/replay"
 )
 
@@ -35,7 +36,7 @@ func (r *recorder) record(rcode, size int) {
 
 // Replays implements replay.Writer: where the writer below replays.
 func (r *recorder) Replays() bool {
-	rw, ok := r.ResponseWriter.(replay.Writer)
+	rw, ok := chain.ReplayWriter(r.ResponseWriter)
 	return ok && rw.Replays()
 }
 
@@ -43,7 +44,7 @@ func (r *recorder) Replays() bool {
 // it records m as WriteMsg does, and keeps with the answer the rcode and
 // Msg.Len it read, for WritePacked.
 func (r *recorder) WriteMsgKeep(req, m *dns.Msg, keep *replay.Answer) error {
-	rw, ok := r.ResponseWriter.(replay.Writer)
+	rw, ok := chain.ReplayWriter(r.ResponseWriter)
 	if !ok {
 		return r.WriteMsg(m)
 	}
@@ -56,7 +57,7 @@ func (r *recorder) WriteMsgKeep(req, m *dns.Msg, keep *replay.Answer) error {
 // records what WriteMsg would have of the answer's message, its rcode and
 // Msg.Len, kept with it.
 func (r *recorder) WritePacked(req *dns.Msg, a *replay.Answer) (bool, error) {
-	rw, ok := r.ResponseWriter.(replay.Writer)
+	rw, ok := chain.ReplayWriter(r.ResponseWriter)
 	if !ok {
 		return false, nil
 	}

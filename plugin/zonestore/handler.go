@@ -143,7 +143,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	// zone, has the same answer: written as it was packed, where every
 	// writer down to the packer can (replay.Writer).
 	var keep *replay.Cache
-	pw, replayable := w.(replay.Writer)
+	pw, replayable := chain.ReplayWriter(w)
 	if replayable && h.replays != nil && pw.Replays() {
 		c := h.replays.get()
 		defer h.replays.put(c)
