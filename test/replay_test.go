@@ -306,22 +306,8 @@ func TestReplayIsRateLimited(t *testing.T) {
 // stand-in, plugin/stockerrors) and TCP (the stock handler). The stock
 // handler wraps the writer for every query, and no answer was kept.
 func TestReplayBesideTheErrorsPlugin(t *testing.T) {
-	zf := filepath.Join(t.TempDir(), "db.example.org")
-	writeZone(t, zf, 1, "www A 192.0.2.1")
-	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	// fallthrough with no plugin after: a name the zone lacks is an error.
-	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    errors\n    prometheus %s\n    codel\n    fastpack\n    zonestore %s example.org {\n        fallthrough\n    }", prom, zf), "example.org")
-	for i := 0; i < 5; i++ {
-		m := new(dns.Msg)
-		m.SetQuestion("www.example.org.", dns.TypeA)
-		var in dns.Msg
-		if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || len(in.Answer) != 1 {
-			t.Fatalf("%v %v", err, in.Answer)
-		}
-	}
-	if h := metric(t, prom, "coredns_zonestore_replay_hits_total"); h < 4 {
-		t.Errorf("%g hits of 5 queries, want 4 or more", h)
-	}
+	s := replayedFiveTimes(t, "    errors\n    prometheus %s\n    codel\n    fastpack\n    zonestore %s example.org {\n        fallthrough\n    }")
 	for _, tcp := range []bool{false, true} {
 		name := fmt.Sprintf("nx-tcp-%v.example.org.", tcp)
 		m := new(dns.Msg)
@@ -360,10 +346,25 @@ func TestTheErrorsPluginStillConsolidates(t *testing.T) {
 // and the answers are replayed. They were not: one such plugin in a chain
 // kept every answer from being kept.
 func TestReplayThroughPluginsThatPassQueriesOn(t *testing.T) {
+	s := replayedFiveTimes(t, "    bufsize 1232\n    any\n    prometheus %s\n    codel\n    fastpack\n    zonestore %s example.org")
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeANY)
+	var in dns.Msg
+	if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || len(in.Answer) != 1 || in.Answer[0].Header().Rrtype != dns.TypeHINFO {
+		t.Fatalf("ANY: %v %v, want any's HINFO", err, in.Answer)
+	}
+}
+
+// replayedFiveTimes starts a server of chain (its metrics address and its
+// zone file's path go in for its two %s) for example.org, asks it for
+// www.example.org five times over UDP, and requires each answer, with the
+// query's ID, and four hits or more.
+func replayedFiveTimes(t *testing.T, chain string) *server {
+	t.Helper()
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 1, "www A 192.0.2.1")
 	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    bufsize 1232\n    any\n    prometheus %s\n    codel\n    fastpack\n    zonestore %s example.org", prom, zf), "example.org")
+	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf(chain, prom, zf), "example.org")
 	for i := 0; i < 5; i++ {
 		m := new(dns.Msg)
 		m.SetQuestion("www.example.org.", dns.TypeA)
@@ -375,10 +376,5 @@ func TestReplayThroughPluginsThatPassQueriesOn(t *testing.T) {
 	if h := metric(t, prom, "coredns_zonestore_replay_hits_total"); h < 4 {
 		t.Errorf("%g hits of 5 queries, want 4 or more", h)
 	}
-	m := new(dns.Msg)
-	m.SetQuestion("www.example.org.", dns.TypeANY)
-	var in dns.Msg
-	if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || len(in.Answer) != 1 || in.Answer[0].Header().Rrtype != dns.TypeHINFO {
-		t.Fatalf("ANY: %v %v, want any's HINFO", err, in.Answer)
-	}
+	return s
 }
