@@ -3,12 +3,16 @@
 //
 // The stock handler calls the next plugin through plugin.NextOrFailure,
 // which in CoreDNS 1.15 wraps the writer for every query: one allocation
-// a query, and a writer no plugin below knows, so zonestore's replay
-// (plugin/zonestore/README.md) never found a writer that could write a
-// kept answer. `errors` is in Corefile.example and in the Kubernetes
-// example: neither replayed an answer. This Handler does what the stock
-// one does without patterns, through internal/chain's Next, which wraps
-// nothing where no writer tracks the plugin that wrote.
+// a query, and a writer no plugin below knows. zonestore's replay
+// (plugin/zonestore/README.md) first found no writer that could write a
+// kept answer beside it, and `errors` is in Corefile.example and in the
+// Kubernetes example: neither replayed an answer. The replay writers now
+// look through that wrapper (internal/chain's ReplayWriter), wherever a
+// stock plugin puts it; what this Handler still saves is the allocation:
+// with `errors` in the chain, 1.04 to 1.12 times the queries a second and
+// 229 to 250 MB of peak memory against 288 to 320 (bench/README.md). It
+// does what the stock one does without patterns, through internal/chain's
+// Next, which wraps nothing where no writer tracks the plugin that wrote.
 package stockerrors
 
 import (
