@@ -114,7 +114,9 @@ type outbox struct {
 	sent  int                   // what send has sent of the held answers
 	end   int                   // what a sendmmsg sends up to, from sent (send)
 	err   error                 // the last sendmmsg's error
+	full  bool                  // the last sendmmsg without a wait found the socket's buffer full (EAGAIN)
 	write func(fd uintptr) bool // sendmmsg, bound
+	try   func(fd uintptr)      // sendmmsg without a wait, bound
 
 	qnames nameRoom // the names of the questions its worker reads; that worker's alone, without mu
 }
@@ -197,9 +199,22 @@ func (o *outbox) Flush() {
 // send sends what is held. An answer the kernel refuses (a full socket
 // buffer that stays full, an unreachable address) is lost, as a UDP
 // answer may be: the resolver asks again. Called with mu held.
+//
+// Each sendmmsg is made through RawConn.Control, which only holds the
+// descriptor open, and not through RawConn.Write, which holds its write
+// lock: every worker sends out of the same few sockets, and a worker that
+// found the lock taken by another's sendmmsg parked until it was given
+// back, a goroutine switch and a wake-up for an answer batch; and one
+// worker waiting in Write for room on the reader's socket held every
+// other's send behind it. On two CPUs a 0.3 s Go trace at saturation
+// (176,000 q/s) had 389 such parks, about 1,300 a second; with Control,
+// none. The kernel takes concurrent sends on one UDP socket as they
+// come. Only where the reader's socket's buffer is full does a send
+// wait, through Write, until it is writable.
 func (o *outbox) send() {
 	if o.write == nil {
-		o.write = o.sendmmsg // bound once: a function literal here, and what it sets, escape anew each call
+		// bound once: a function literal here, and what it sets, escape anew each call
+		o.write, o.try = o.sendmmsg, o.trySendmmsg
 	}
 	o.sent = 0
 	if o.n > 0 && o.r.quietRaw != nil {
@@ -209,16 +224,24 @@ func (o *outbox) send() {
 		// of the reader's socket, as all did before it had one.
 		o.end, o.err = o.toIPv4(), nil
 		for o.sent < o.end && o.err == nil {
-			if werr := o.r.quietRaw.Write(o.write); werr != nil {
+			o.full = false
+			if cerr := o.r.quietRaw.Control(o.try); cerr != nil || o.full {
 				break
 			}
 		}
 	}
 	o.end = o.n
 	for o.sent < o.n {
+		o.err, o.full = nil, false
+		if cerr := o.r.raw.Control(o.try); cerr == nil && !o.full {
+			if o.err != nil {
+				o.sent++ // skip the one that failed: the rest may still go
+			}
+			continue
+		}
 		o.err = nil
 		if werr := o.r.raw.Write(o.write); werr != nil || o.err != nil {
-			o.sent++ // skip the one that failed: the rest may still go
+			o.sent++
 		}
 	}
 	o.n, o.r = 0, nil
@@ -246,6 +269,12 @@ func (o *outbox) sendmmsg(fd uintptr) bool {
 		o.sent += n
 	}
 	return true
+}
+
+// trySendmmsg is sendmmsg for the socket's RawConn.Control: it notes a
+// full buffer rather than waiting for room.
+func (o *outbox) trySendmmsg(fd uintptr) {
+	o.full = !o.sendmmsg(fd)
 }
 
 // fromRaw returns the address the kernel wrote in sa.

@@ -310,3 +310,61 @@ func epollWatched(t *testing.T) map[int]bool {
 	}
 	return watched
 }
+
+// TestASendTakesNoLockAnotherHolds: answers go out while another
+// goroutine holds the socket's write lock (Go's, which RawConn.Write
+// takes: another worker's sendmmsg, or a wait for room): an outbox's,
+// out of the reader's own socket; a server's, out of its quiet sockets.
+// Sends taken through that lock parked a worker for each other's
+// sendmmsg, and here for good.
+func TestASendTakesNoLockAnotherHolds(t *testing.T) {
+	t.Run("reader", func(t *testing.T) {
+		r, client := socketPair(t, "udp4", "127.0.0.1:0")
+		holdWriteLock(t, r.raw)
+		o := new(outbox)
+		o.mu.Lock()
+		o.add(r, []byte("an answer"), client.LocalAddr().(*net.UDPAddr).AddrPort(), nil)
+		o.mu.Unlock()
+		sent := make(chan struct{})
+		go func() {
+			o.Flush()
+			close(sent)
+		}()
+		select {
+		case <-sent:
+		case <-time.After(5 * time.Second):
+			t.Fatal("the send waited for the write lock another goroutine holds")
+		}
+		readAnswer(t, client, "an answer")
+	})
+	t.Run("quiet", func(t *testing.T) {
+		r := startServerOn(t, "127.0.0.1", " codel\n", "", quietZone, "example.org")
+		for _, o := range readersOf(r) {
+			if o.quiet == nil {
+				t.Fatalf("a reader of %s has no quiet socket", o.local)
+			}
+			holdWriteLock(t, o.quietRaw)
+		}
+		m := new(dns.Msg)
+		m.SetQuestion("www.example.org.", dns.TypeA)
+		c := &dns.Client{Timeout: 2 * time.Second}
+		for i := range 20 {
+			if in, _, err := c.Exchange(m, r.local.String()); err != nil || len(in.Answer) != 1 {
+				t.Fatalf("query %d, with the quiet sockets' write locks held: %v, %v", i, in, err)
+			}
+		}
+	})
+}
+
+// holdWriteLock holds raw's write lock, as a RawConn.Write in progress
+// does, until the test ends.
+func holdWriteLock(t *testing.T, raw syscall.RawConn) {
+	locked, release := make(chan struct{}), make(chan struct{})
+	go raw.Write(func(uintptr) bool {
+		close(locked)
+		<-release
+		return true
+	})
+	<-locked
+	t.Cleanup(func() { close(release) })
+}
