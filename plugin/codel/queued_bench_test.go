@@ -69,20 +69,22 @@ func queuedChain(b *testing.B, s *packetContext, packed [][]byte, warm bool) {
 			return
 		}
 		defer feeding.Store(false)
-		from := submitted.Load()
-		if from-done() >= 256 { // at most 256 outstanding, as a socket's buffer holds
-			return
+		for range feedBatches {
+			from := submitted.Load()
+			if from-done() >= 256 || from >= n { // at most 256 outstanding, as a socket's buffer holds
+				return
+			}
+			var room [batch]codel.Arrived
+			now := codel.Now()
+			k := min(int64(batch), n-from)
+			for i := range k {
+				t := &tasks[int(from+i)%len(tasks)]
+				t.note, t.qend = ahead.Note{}, 0
+				room[i] = codel.Arrived{Task: t, Arrival: now}
+			}
+			submitted.Store(from + k)
+			q.SubmitAll(room[:k])
 		}
-		var room [batch]codel.Arrived
-		now := codel.Now()
-		k := min(int64(batch), n-from)
-		for i := range k {
-			t := &tasks[int(from+i)%len(tasks)]
-			t.note, t.qend = ahead.Note{}, 0
-			room[i] = codel.Arrived{Task: t, Arrival: now}
-		}
-		submitted.Store(from + k)
-		q.SubmitAll(room[:k])
 	}
 	b.ReportAllocs()
 	b.ResetTimer()
