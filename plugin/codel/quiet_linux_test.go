@@ -119,12 +119,19 @@ func TestWhatTheQuietSocketRefusesGoesOutOfTheReaders(t *testing.T) {
 			t.Fatal(err, serr)
 		}
 	}
+	answersTwenty(t, r, "with the quiet sockets shut for writing")
+}
+
+// answersTwenty fails unless 20 queries for www.example.org/A to the
+// server of reader r are each answered with one record, within 2 s.
+func answersTwenty(t *testing.T, r *reader, while string) {
+	t.Helper()
 	m := new(dns.Msg)
 	m.SetQuestion("www.example.org.", dns.TypeA)
 	c := &dns.Client{Timeout: 2 * time.Second}
 	for i := range 20 {
 		if in, _, err := c.Exchange(m, r.local.String()); err != nil || len(in.Answer) != 1 {
-			t.Fatalf("query %d, with the quiet sockets shut for writing: %v, %v", i, in, err)
+			t.Fatalf("query %d, %s: %v, %v", i, while, in, err)
 		}
 	}
 }
@@ -345,14 +352,7 @@ func TestASendTakesNoLockAnotherHolds(t *testing.T) {
 			}
 			holdWriteLock(t, o.quietRaw)
 		}
-		m := new(dns.Msg)
-		m.SetQuestion("www.example.org.", dns.TypeA)
-		c := &dns.Client{Timeout: 2 * time.Second}
-		for i := range 20 {
-			if in, _, err := c.Exchange(m, r.local.String()); err != nil || len(in.Answer) != 1 {
-				t.Fatalf("query %d, with the quiet sockets' write locks held: %v, %v", i, in, err)
-			}
-		}
+		answersTwenty(t, r, "with the quiet sockets' write locks held")
 	})
 }
 
