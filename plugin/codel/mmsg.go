@@ -224,24 +224,20 @@ func (o *outbox) send() {
 		// of the reader's socket, as all did before it had one.
 		o.end, o.err = o.toIPv4(), nil
 		for o.sent < o.end && o.err == nil {
-			o.full = false
-			if cerr := o.r.quietRaw.Control(o.try); cerr != nil || o.full {
+			if err := o.r.quietRaw.Control(o.try); err != nil || o.full {
 				break
 			}
 		}
 	}
 	o.end = o.n
 	for o.sent < o.n {
-		o.err, o.full = nil, false
-		if cerr := o.r.raw.Control(o.try); cerr == nil && !o.full {
-			if o.err != nil {
-				o.sent++ // skip the one that failed: the rest may still go
-			}
-			continue
-		}
 		o.err = nil
-		if werr := o.r.raw.Write(o.write); werr != nil || o.err != nil {
-			o.sent++
+		err := o.r.raw.Control(o.try)
+		if err != nil || o.full {
+			err = o.r.raw.Write(o.write) // waits for room; fails at once on a closed socket
+		}
+		if err != nil || o.err != nil {
+			o.sent++ // skip the one that failed: the rest may still go
 		}
 	}
 	o.n, o.r = 0, nil
@@ -272,7 +268,8 @@ func (o *outbox) sendmmsg(fd uintptr) bool {
 }
 
 // trySendmmsg is sendmmsg for the socket's RawConn.Control: it notes a
-// full buffer rather than waiting for room.
+// full buffer rather than waiting for room. full is set on every call, so
+// it is read only after a Control that called it.
 func (o *outbox) trySendmmsg(fd uintptr) {
 	o.full = !o.sendmmsg(fd)
 }
