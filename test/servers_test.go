@@ -224,15 +224,22 @@ func exchange(t testing.TB, addr string, m *dns.Msg, tcp bool) (*dns.Msg, error)
 // query after another, until the returned stop is called. An answer is
 // wrong when the exchange fails, when it is not NOERROR with one record,
 // or when that record's address is none of addrs (any, if none given).
-// stop returns how many answers were wrong, of how many, and the first.
+// stop returns how many answers were wrong, of how many, and the first,
+// with when it was seen and, where there were more, the last.
 func querying(addr, name string, workers int, addrs ...string) (stop func() (wrong, all int64, first string)) {
 	var done atomic.Bool
 	var wrongs, total atomic.Int64
 	var once sync.Once
 	var firstWrong string
+	began := time.Now()
+	var lastAt atomic.Int64 // when the last failure was seen, since began
 	fail := func(what string) {
 		wrongs.Add(1)
-		once.Do(func() { firstWrong = what })
+		at := time.Since(began)
+		lastAt.Store(int64(at))
+		// When the failures came says what they were: a stall (every
+		// worker's query at once) or queries lost one by one.
+		once.Do(func() { firstWrong = fmt.Sprintf("%s, %v after the queries began", what, at.Round(time.Millisecond)) })
 	}
 	var wg sync.WaitGroup
 	for range workers {
@@ -258,6 +265,9 @@ func querying(addr, name string, workers int, addrs ...string) (stop func() (wro
 	return func() (int64, int64, string) {
 		done.Store(true)
 		wg.Wait()
+		if wrongs.Load() > 1 {
+			firstWrong += fmt.Sprintf("; the last %v after", time.Duration(lastAt.Load()).Round(time.Millisecond))
+		}
 		return wrongs.Load(), total.Load(), firstWrong
 	}
 }
