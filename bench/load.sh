@@ -9,7 +9,10 @@
 # ceiling for any Go server on these sockets). On request: codel-file and
 # codel-zonestore, ontime's binary with codel's server path in front of
 # stock file or of zonestore, the two lookups compared on the same loop;
-# codel-fastpack, codel-zonestore with fastpack, the encoder on that loop.
+# codel-fastpack, codel-zonestore with fastpack, the encoder on that loop;
+# split, ontime's full chain as a process a core (GOMAXPROCS=1 each, on a
+# CPU of its own, all on one port): at more cores than one, servers that
+# share nothing, which one process's shared queue is measured against.
 #
 # Each server runs on CPU 0 (GOMAXPROCS=1, one worker thread for Knot and
 # NSD) and the load tool on CPU 1 (LOADER, below): queries per second at
@@ -107,6 +110,17 @@ cores() { # N: sets ncores, srv_cpus, load_pin and load_threads for N cores give
 for c in $CORES; do cores "$c"; done
 out=bench/out
 mkdir -p "$out/diag"
+# answering_metrics PORT: wait until a server's metrics answer on
+# 127.0.0.1:PORT, 10 s at most; false if they never do.
+answering_metrics() {
+	for _ in $(seq 100); do
+		rm -f "$out/diag/.probe"
+		fetch "http://127.0.0.1:$1/metrics" "$out/diag/.probe"
+		[ -s "$out/diag/.probe" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
 # fetch URL FILE: what a server's HTTP endpoint answers (curl, or Python's
 # standard library where curl is missing), best effort.
 fetch() {
@@ -145,8 +159,9 @@ trap cleanup EXIT
 
 port=15353
 start_server() { # name -> starts it on $port, sets $pid
-	local name=$1 dir="$out/$1"
+	local name=$1 dir="$out/$1" bind=
 	mkdir -p "$dir"
+	[ -n "$BIND" ] && bind="    bind $BIND\n"
 	case $name in
 	zonestore|fastpack|full|base|file|whoami|codel-file|codel-zonestore|codel-fastpack)
 		local bin=./coredns plugins=$name
@@ -165,14 +180,36 @@ start_server() { # name -> starts it on $port, sets $pid
 			;;
 		esac
 		[ "$name" = base ] && bin="$out/coredns-base"
-		local bind=
-		[ -n "$BIND" ] && bind="    bind $BIND\n"
 		if [ "$name" = whoami ]; then # the ceiling: answers without looking anything up
 			printf ".:%d {\n${bind}    whoami\n}\n" "$port" > "$dir/Corefile"
 		else
 			printf ".:%d {\n${bind}    $plugins %s %s\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
 		fi
 		GOMAXPROCS=${PROCS:-$ncores} taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
+		;;
+	split)
+		# The full chain as a process a core, each at GOMAXPROCS=1 pinned
+		# to a CPU of its own, all on one port: the kernel spreads the
+		# load's sockets over theirs (SO_REUSEPORT). Servers that share
+		# nothing, as Knot's workers share nothing: what one process's
+		# shared queue is measured against as cores are added. The kernel
+		# hashes each of the load's sockets to one process: with few of
+		# them (4, where the load shares the server's CPUs) one process may
+		# get most or all (each one's reads are in diag/). $pid is the
+		# shell that holds them (cpu_ticks counts its children; killed, it
+		# kills them); process i's metrics are on port+10+i.
+		local i
+		for i in $(seq 0 $((ncores - 1))); do
+			printf ".:%d {\n${bind}    prometheus 127.0.0.1:%d\n    codel\n    fastpack\n    zonestore %s %s\n}\n" \
+				"$port" $((port + 10 + i)) "$PWD/$out/db.bench" bench.example > "$dir/Corefile.$i"
+		done
+		(
+			trap 'kill $(jobs -p) 2>/dev/null' TERM
+			for i in $(seq 0 $((ncores - 1))); do
+				GOMAXPROCS=1 taskset -c "$i" ./coredns -conf "$dir/Corefile.$i" -quiet > "$dir/log.$i" 2>&1 &
+			done
+			wait
+		) &
 		;;
 	floor)
 		GOMAXPROCS=1 taskset -c 0 "$out/bin/floor" -addr "127.0.0.1:$port" -batch 32 > "$dir/log" 2>&1 &
@@ -229,6 +266,11 @@ EOC
 	pid=$!
 	pids+=("$pid")
 	if [ "$name" = floor ]; then sleep 0.3; return 0; fi # it answers anything, with no records
+	if [ "$name" = split ]; then # every process up, not only the first to answer
+		for i in $(seq 0 $((ncores - 1))); do
+			answering_metrics $((port + 10 + i)) || { echo "split: process $i did not start:"; cat "$dir/log.$i"; exit 1; }
+		done
+	fi
 	answering "$port" bench.example && return 0
 	echo "$name did not start:"; cat "$dir/log"; exit 1
 }
@@ -251,7 +293,7 @@ for round in $(seq "$ROUNDS"); do
 				$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -T "$load_threads" -c $((4 * load_threads)) -q $((${OUTSTANDING:-200} * load_threads)) -S 0 > "$out/$s.dnsperf" 2>&1 &
 			fi
 			load=$!
-			if [ "${DIAG:-}" = "$ncores" ]; then
+			if [ "${DIAG:-}" = "$ncores" ] && [ "$s" != split ]; then # (split's $pid is a shell)
 				sleep 0.5
 				$load_pin python3 bench/sched-sample.py "$pid" 1.5 "$srv_cpus" > "$out/diag/$s@$c.r$round.sched" 2>&1 || true
 			fi
@@ -260,7 +302,10 @@ for round in $(seq "$ROUNDS"); do
 				fetch "http://127.0.0.1:$((port + 2))/debug/pprof/trace?seconds=0.3" "$out/diag/$s@$c.r$round.trace"
 			fi
 			wait "$load" || true
-			case $s in full|base) fetch "http://127.0.0.1:$((port + 1))/metrics" "$out/diag/$s@$c.r$round.metrics" ;; esac
+			case $s in
+			full|base) fetch "http://127.0.0.1:$((port + 1))/metrics" "$out/diag/$s@$c.r$round.metrics" ;;
+			split) for i in $(seq 0 $((ncores - 1))); do fetch "http://127.0.0.1:$((port + 10 + i))/metrics" "$out/diag/$s@$c.r$round.$i.metrics"; done ;;
+			esac
 			read -r u1 s1 < <(cpu_ticks "$pid")
 			cpu=$(echo "($u1 + $s1 - $u0 - $s0) / $hz" | bc -l)
 			if [ "$LOADER" = loadgen ]; then
@@ -303,6 +348,7 @@ done
 {
 echo "$HOSTS-host zone$([ -n "$NAMES" ] && echo ", the mix's first $NAMES queries over and over"), ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server (of $cpus)$([ "$CORES" = 1 ] && [ "$cpus" = 2 ] && echo ", $LOADER on the other")"
 echo "full: ontime's chain (prometheus, codel, fastpack, zonestore); file, whoami: stock CoreDNS; floor: bench/floor -batch 32"
+case " $SERVERS " in *" split "*) echo "split: ontime's chain as a process a core (GOMAXPROCS=1 each, on its own CPU), all on one port" ;; esac
 echo "latency: bench/loadgen offering $LAT_RATE queries/s for ${LAT_SECS}s to each"
 echo "cpu: the server's CPU use while $LOADER ran; q/cpu-s: queries answered per second of it; user, sys: its user and kernel time a query (µs)"
 echo "µs/q@rate: the server's CPU time (user and kernel) an answered query while bench/loadgen offered $LAT_RATE queries/s"
