@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -197,11 +198,13 @@ func fdInode(fd int) (string, error) {
 // bound to loopback once connected, and /proc then lists it there, but
 // the next reader of the address (another socket of codel's own beside
 // it, a reload's) must find it.
+// wake stops each one's waker (wakeStolen).
 var stolen = struct {
 	sync.Mutex
-	n  map[string]int
-	at map[string]netip.AddrPort
-}{n: map[string]int{}, at: map[string]netip.AddrPort{}}
+	n    map[string]int
+	at   map[string]netip.AddrPort
+	wake map[string]chan struct{}
+}{n: map[string]int{}, at: map[string]netip.AddrPort{}, wake: map[string]chan struct{}{}}
 
 // steal connects CoreDNS's socket core to its own address, once it has
 // SO_REUSEPORT: clients' datagrams go to codel's socket from then on.
@@ -230,8 +233,55 @@ func steal(core *net.UDPConn, inode string, addr netip.AddrPort) error {
 	}
 	if err == nil {
 		stolen.n[inode], stolen.at[inode] = 1, addr
+		if stop, werr := wakeStolen(raw); werr == nil {
+			stolen.wake[inode] = stop
+		}
 	}
 	return err
+}
+
+// wakeEvery is how often a stolen socket is sent a datagram of no octets,
+// well inside the 5 s a CoreDNS server's shutdown waits for its readers.
+const wakeEvery = time.Second
+
+// wakeStolen sends the stolen socket of raw, connected to itself, a
+// datagram of no octets at once and every wakeEvery, from a copy of its
+// descriptor, until the returned channel is closed. CoreDNS's servers
+// read the socket through Go's poller, but a read can still block in the
+// kernel: caddy hands a socket to a reload's server through
+// net.Conn.File and net.FilePacketConn, and Fd puts the socket (all its
+// descriptors) in blocking mode until the copy is made; a read begun in
+// that moment waits for a datagram, out of reach of the read deadline a
+// shutdown sets. Stolen, the socket takes none from clients, and the
+// server's shutdown waited for that read forever: a reload that never
+// ended, a process that SIGTERM did not stop
+// (TestAReadCaughtBlockingOnAStolenSocketEnds). The empty datagram ends
+// such a read, and CoreDNS's server passes it by (shorter than a header).
+func wakeStolen(raw syscall.RawConn) (chan struct{}, error) {
+	fd := -1
+	var derr error
+	if err := raw.Control(func(f uintptr) { fd, derr = unix.Dup(int(f)) }); err != nil {
+		return nil, err
+	}
+	if derr != nil {
+		return nil, derr
+	}
+	unix.CloseOnExec(fd)
+	stop := make(chan struct{})
+	go func() {
+		defer unix.Close(fd)
+		tick := time.NewTicker(wakeEvery)
+		defer tick.Stop()
+		for {
+			unix.Sendto(fd, nil, unix.MSG_DONTWAIT, nil) // to the peer it is connected to: itself
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return stop, nil
 }
 
 // connectToSelf connects conn, bound to addr, to its own address (a
@@ -279,6 +329,10 @@ func unsteal(core *net.UDPConn, inode string, rollback bool) {
 	addr := stolen.at[inode]
 	delete(stolen.n, inode)
 	delete(stolen.at, inode)
+	if stop := stolen.wake[inode]; stop != nil {
+		close(stop)
+		delete(stolen.wake, inode)
+	}
 	if !rollback && anotherListens(addr, inode) {
 		return
 	}

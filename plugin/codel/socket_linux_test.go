@@ -4,9 +4,11 @@ package codel
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
@@ -161,5 +163,79 @@ func TestAStolenSocketStaysAwayBesideANewServers(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestAReadCaughtBlockingOnAStolenSocketEnds: a read of CoreDNS's server
+// that the kernel blocked (the socket in blocking mode for a moment: caddy
+// hands a socket to a reload's server through net.Conn.File and
+// net.FilePacketConn, and Fd puts it in blocking mode until the copy is
+// made) waited for a datagram; with the socket stolen, connected away,
+// none came, and its server's shutdown, whose read deadline cannot reach
+// a blocked system call, waited for it forever: a reload that never
+// ended, a process that SIGTERM did not stop. While a socket is stolen,
+// codel sends it a datagram of no octets now and then, which such a read
+// takes, and CoreDNS's server passes by (shorter than a header). Here a
+// read is made to block so, the socket stolen, and the read must end and
+// the reader go back to the poller, where a deadline reaches it.
+func TestAReadCaughtBlockingOnAStolenSocketEnds(t *testing.T) {
+	addr := netip.MustParseAddrPort(fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)))
+	core := reusingListener(t, addr)
+	inode, err := inodeOf(core)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fd := connFd(t, core)
+	reads := make(chan error, 16)
+	go func() {
+		buf := make([]byte, 512)
+		for {
+			_, _, err := core.ReadFrom(buf)
+			reads <- err
+			if err != nil && !errors.Is(err, os.ErrDeadlineExceeded) {
+				return
+			}
+		}
+	}()
+	// The reader waits in the poller; the socket goes blocking, a datagram
+	// wakes the reader, and its next read blocks in the kernel.
+	time.Sleep(50 * time.Millisecond)
+	if err := unix.SetNonblock(fd, false); err != nil {
+		t.Fatal(err)
+	}
+	client, err := net.DialUDP("udp4", nil, net.UDPAddrFromAddrPort(addr))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	client.Write([]byte("a query"))
+	if err := <-reads; err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // into the blocking read
+	if err := unix.SetNonblock(fd, true); err != nil {
+		t.Fatal(err)
+	}
+	if err := steal(core, inode, addr); err != nil {
+		t.Fatal(err)
+	}
+	// The shutdown's way to end a read: a deadline. It reaches the reader
+	// only once its blocked read has ended.
+	core.SetReadDeadline(time.Now().Add(-time.Second))
+	deadline := time.After(5 * time.Second)
+	for {
+		select {
+		case err := <-reads:
+			if errors.Is(err, os.ErrDeadlineExceeded) {
+				unsteal(core, inode, true)
+				return
+			}
+		case <-deadline:
+			// Given back, the socket takes the client's datagram, and the
+			// read ends: else closing it would wait for the read forever.
+			unsteal(core, inode, true)
+			client.Write([]byte("the read's end"))
+			t.Fatal("the read blocked on the stolen socket did not end in 5 s")
+		}
 	}
 }
