@@ -27,7 +27,10 @@ type Codel struct {
 	sockets int          // sockets of codel's own on each address, a reader each (attach)
 	now     func() int64 // the queue's clock
 	server  string
-	readers atomic.Pointer[[]*reader]
+	readers atomic.Pointer[[]*reader] // those reading now; none once stopped
+	// counted are every reader it started, stopped ones too: what they
+	// read stays in socket_reads_total (socketReads).
+	counted atomic.Pointer[[]*reader]
 }
 
 // attach starts reading the UDP socket of s. It is CoreDNS's
@@ -67,18 +70,24 @@ func (c *Codel) attach(s *dnsserver.Server) {
 // finds it (close waits for its goroutine, which a closed socket or
 // queue ends at once).
 func (c *Codel) add(r *reader) {
+	appendReader(&c.counted, r)
+	appendReader(&c.readers, r)
+	r.start()
+}
+
+// appendReader adds r to the list in p, a new list for those reading it.
+func appendReader(p *atomic.Pointer[[]*reader], r *reader) {
 	for {
-		old := c.readers.Load()
+		old := p.Load()
 		var next []*reader
 		if old != nil {
 			next = append(next, *old...)
 		}
 		next = append(next, r)
-		if c.readers.CompareAndSwap(old, &next) {
-			break
+		if p.CompareAndSwap(old, &next) {
+			return
 		}
 	}
-	r.start()
 }
 
 // readerFor finds the socket of s and reads it, and returns the address it
@@ -145,10 +154,11 @@ func (c *Codel) stop() {
 	}
 }
 
-// socketReads returns how many packets the readers took off the sockets.
+// socketReads returns how many packets the readers took off the sockets,
+// stopped ones included.
 func (c *Codel) socketReads() uint64 {
 	var n uint64
-	if rs := c.readers.Load(); rs != nil {
+	if rs := c.counted.Load(); rs != nil {
 		for _, r := range *rs {
 			n += r.reads.Load()
 		}

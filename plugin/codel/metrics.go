@@ -26,13 +26,30 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 	return prometheus.NewDesc(prometheus.BuildFQName(plugin.Namespace, pluginName, name), help, append([]string{"server"}, labels...), nil)
 }
 
-// registry is the set of running codel instances.
+// registry is the set of running codel instances, and the counts of
+// those that stopped, by server. A Corefile reload stops one instance and
+// starts another under the same server label: its counters go on from
+// where the stopped one left them, as CoreDNS's own do, and what the
+// stopped one dropped while it drained its queue (its last act) is
+// counted there, not lost with it.
 type registry struct {
 	mu        sync.Mutex
 	instances map[*Codel]bool
+	stopped   map[string]*stoppedCounts
 }
 
-var queues = &registry{instances: map[*Codel]bool{}}
+// stoppedCounts are the counters of a server's stopped instances: its
+// Stats with the gauges (queued, workers, states) left out, and its reads.
+type stoppedCounts struct {
+	stats codel.Stats
+	reads uint64
+}
+
+var queues = newRegistry()
+
+func newRegistry() *registry {
+	return &registry{instances: map[*Codel]bool{}, stopped: map[string]*stoppedCounts{}}
+}
 
 func init() { prometheus.MustRegister(queues) }
 
@@ -42,10 +59,25 @@ func (r *registry) add(c *Codel) {
 	r.mu.Unlock()
 }
 
+// remove takes c, stopped, out of the running instances and keeps its
+// counters under its server, in one step, so that a scrape counts them
+// once, live or kept.
 func (r *registry) remove(c *Codel) {
 	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.instances[c] {
+		return
+	}
 	delete(r.instances, c)
-	r.mu.Unlock()
+	st := c.q.Stats()
+	st.Queued, st.Workers, st.Dropping, st.Overload = 0, 0, false, false
+	kept := r.stopped[c.server]
+	if kept == nil {
+		kept = &stoppedCounts{}
+		r.stopped[c.server] = kept
+	}
+	kept.stats.Add(st)
+	kept.reads += c.socketReads()
 }
 
 // Describe implements prometheus.Collector.
@@ -61,6 +93,11 @@ func (r *registry) Collect(ch chan<- prometheus.Metric) {
 	r.mu.Lock()
 	sums := map[string]*codel.Stats{}
 	reads := map[string]uint64{}
+	for server, kept := range r.stopped {
+		st := kept.stats
+		sums[server] = &st
+		reads[server] = kept.reads
+	}
 	for c := range r.instances {
 		server := c.server
 		reads[server] += c.socketReads()
