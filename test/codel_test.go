@@ -340,12 +340,7 @@ func TestCodelReadsEveryUDPQuery(t *testing.T) {
 	queued := func() float64 {
 		return metric(t, metrics, `coredns_codel_sojourn_seconds_count{server="`+server+`"}`)
 	}
-	dropped := func() (n float64) {
-		for _, r := range codelpkg.Reasons {
-			n += metric(t, metrics, `coredns_codel_drops_total{reason="`+r.String()+`",server="`+server+`"}`)
-		}
-		return n
-	}
+	dropped := func() float64 { return codelDrops(t, metrics, server) }
 	before, queuedBefore, droppedBefore := reads(), queued(), dropped()
 	const n = 400
 	var wg sync.WaitGroup
@@ -380,6 +375,16 @@ func TestCodelReadsEveryUDPQuery(t *testing.T) {
 	if got := reads() - before; all < n || got != all+drops {
 		t.Fatalf("codel read %v datagrams, its queue served %v UDP queries and %v were dropped (%d sent); CoreDNS's own reader took the rest", got, all, drops, n)
 	}
+}
+
+// codelDrops is what codel of server dropped, for every reason, as the
+// metrics at addr say.
+func codelDrops(t *testing.T, addr, server string) (n float64) {
+	t.Helper()
+	for _, r := range codelpkg.Reasons {
+		n += metric(t, addr, `coredns_codel_drops_total{reason="`+r.String()+`",server="`+server+`"}`)
+	}
+	return n
 }
 
 // TestCodelAcrossReloads: a Corefile reload starts a new codel reader
@@ -418,12 +423,7 @@ func acrossReloads(t *testing.T, host string) {
 	// takes it, as one queued when the old configuration stops may be
 	// on a busy machine) is counted, its counters going on across the
 	// reloads: a query that failed must be one of those.
-	dropped := func() (n float64) {
-		for _, r := range codelpkg.Reasons {
-			n += metric(t, prom, `coredns_codel_drops_total{reason="`+r.String()+`",server="`+server+`"}`)
-		}
-		return n
-	}
+	dropped := func() float64 { return codelDrops(t, prom, server) }
 	across := func(reload string, stop func() (int64, int64, string), droppedBefore, readBefore float64) {
 		t.Helper()
 		failed, all, first := stop()

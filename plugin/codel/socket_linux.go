@@ -197,8 +197,8 @@ func fdInode(fd int) (string, error) {
 // at is the address each was bound to: a socket bound to every address is
 // bound to loopback once connected, and /proc then lists it there, but
 // the next reader of the address (another socket of codel's own beside
-// it, a reload's) must find it.
-// wake stops each one's waker (wakeStolen).
+// it, a reload's) must find it. Closing wake stops each one's waker
+// (wakeStolen).
 var stolen = struct {
 	sync.Mutex
 	n    map[string]int
