@@ -30,8 +30,9 @@ import (
 //   - an IPv4 datagram to A matches both, and the kernel scores an IPv4
 //     socket above an IPv6 one (udp.c's compute_score), so while a reader
 //     listens on A the quiet socket is handed nothing. It is opened after
-//     its reader's socket and closed before it is retired.
-// It is not connected: a connected socket would be picked over the
+//     its reader's socket and taken off the address before it is retired
+//     (connected to its own: reader.closeQuiet).
+// It is not connected while it serves: a connected socket would be picked over the
 // readers for its peer, and would number its datagrams' IPv4 IDs in one
 // sequence for every client, which an off-path attacker forging a
 // fragment of an answer could follow; unconnected, the kernel numbers
@@ -47,9 +48,12 @@ import (
 //     highest. An IPv6 socket with SO_REUSEPORT is added at the chain's
 //     tail (udp.c's udp_lib_get_port, so that IPv4 sockets come first), so
 //     the quiet socket, opened after its reader, comes after it; and it is
-//     closed before its reader. (CoreDNS's socket, given back as the last
-//     reader closes, goes to the chain's head.) Opened first, it took half
-//     the queries: TestAQuietSocketTakesNoQuery checks the order;
+//     taken off before its reader. (CoreDNS's socket, given back as the
+//     last reader closes, goes to the chain's head.) Opened first, it took
+//     half the queries: TestAQuietSocketTakesNoQuery checks the order. A
+//     reload's new socket, bound after it, comes after it too: left on
+//     the chain a moment after its reader (closed under a send), it took
+//     every query (TestAQuietSocketUnderASendTakesNoQueryOnceStopped);
 //   - it matches no IPv6 datagram (its address is no IPv6 one), and
 //     cannot send to an IPv6 client: those answers go out of the reader's
 //     socket (outbox.send).
@@ -97,4 +101,30 @@ func quietSocket(addr netip.AddrPort) (*os.File, error) {
 		return nil, err
 	}
 	return os.NewFile(uintptr(fd), "codel-quiet"), nil
+}
+
+// quietAway connects the quiet socket q to its own address, an IPv4 one
+// (127.0.0.1 where it is bound to every one): it then matches no client's
+// datagram (reader.closeQuiet).
+func quietAway(q *os.File) error {
+	raw, err := q.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var at netip.AddrPort
+	var serr error
+	if err := raw.Control(func(fd uintptr) {
+		var sa unix.Sockaddr
+		if sa, serr = unix.Getsockname(int(fd)); serr == nil {
+			if s6, ok := sa.(*unix.SockaddrInet6); ok {
+				at = netip.AddrPortFrom(netip.AddrFrom16(s6.Addr).Unmap(), uint16(s6.Port))
+			}
+		}
+	}); err != nil {
+		return err
+	}
+	if serr != nil {
+		return serr
+	}
+	return connectToSelf(q, at)
 }

@@ -201,6 +201,47 @@ func TestAQuietSocketTakesNoQuery(t *testing.T) {
 	}
 }
 
+// TestAQuietSocketUnderASendTakesNoQueryOnceStopped: a codel that stops
+// beside a reload's new socket (bound after its quiet sockets, so after
+// them on the kernel's chain, as a new server's is when caddy could not
+// hand it the old one) leaves every query to that socket, even with a
+// send under way on each quiet socket. The quiet socket is blocking, and
+// closing its *os.File does not wait for a send that holds it: the
+// kernel's socket stayed on the chain after its reader's was connected
+// away, first beside [::], where it scores as the listeners do, and took
+// the queries until the send returned, to be closed with them unread.
+func TestAQuietSocketUnderASendTakesNoQueryOnceStopped(t *testing.T) {
+	for _, bind := range []string{"", "127.0.0.1"} {
+		t.Run("bind="+bind, func(t *testing.T) {
+			r := startServerOn(t, bind, " codel\n", "", quietZone, "example.org")
+			port := r.local.(*net.UDPAddr).Port
+			late := reusingListener(t, netip.AddrPortFrom(netip.MustParseAddrPort(r.local.String()).Addr(), uint16(port)))
+			group := readersOf(r)
+			release := make(chan struct{})
+			took := make(chan int, len(group))
+			for _, o := range group {
+				held := make(chan struct{})
+				go o.quietRaw.Control(func(fd uintptr) { // as a worker's sendmmsg does
+					close(held)
+					<-release
+					took <- pendingOn(int(fd))
+				})
+				<-held
+			}
+			r.c.stop()
+			sent := askFromFreshPorts(t, []string{"127.0.0.1"}, port, 40)
+			close(release)
+			quiet := 0
+			for range group {
+				quiet += <-took
+			}
+			if got := pending(t, late); quiet > 0 || got != sent {
+				t.Errorf("of %d queries after codel stopped, the quiet sockets under a send took %d, the new socket %d", sent, quiet, got)
+			}
+		})
+	}
+}
+
 // askFromFreshPorts sends n datagrams to port, at the addresses tos in
 // turn, each from a socket of its own, and returns how many it sent once
 // they have had time to arrive.
@@ -261,7 +302,11 @@ func reusingListener(t *testing.T, addr netip.AddrPort) *net.UDPConn {
 // the quiet socket's *os.File) and counts them.
 func pending(t *testing.T, c syscall.Conn) int {
 	t.Helper()
-	fd := connFd(t, c)
+	return pendingOn(connFd(t, c))
+}
+
+// pendingOn is pending on a descriptor.
+func pendingOn(fd int) int {
 	buf := make([]byte, 64)
 	n := 0
 	for {

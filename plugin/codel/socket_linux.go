@@ -287,7 +287,7 @@ func wakeStolen(raw syscall.RawConn) (chan struct{}, error) {
 // connectToSelf connects conn, bound to addr, to its own address (a
 // loopback one, where addr is every address): it then matches no client's
 // datagram.
-func connectToSelf(conn *net.UDPConn, addr netip.AddrPort) error {
+func connectToSelf(conn syscall.Conn, addr netip.AddrPort) error {
 	raw, err := conn.SyscallConn()
 	if err != nil {
 		return err
