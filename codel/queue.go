@@ -164,6 +164,7 @@ type Queue struct {
 	drops               [numReasons]uint64
 	retired             workerStats // the counts of workers that have exited
 	wg                  sync.WaitGroup
+	exited              chan struct{} // closed once closed and every worker has exited
 }
 
 // New starts a queue and its workers.
@@ -177,6 +178,7 @@ func New(cfg Config) *Queue {
 		ring:     make([]entry, cfg.Capacity),
 		ctl:      Controller{Target: int64(cfg.Target), Interval: int64(cfg.Interval)},
 		over:     overload{target: int64(cfg.Target), interval: int64(cfg.Interval)},
+		exited:   make(chan struct{}),
 	}
 	if realClock {
 		q.over.cpu = processCPU
@@ -561,10 +563,14 @@ func (q *Queue) Close() {
 	for _, s := range waiting {
 		s.Interrupt()
 	}
-	done := make(chan struct{})
-	go func() { q.wg.Wait(); close(done) }()
+	go func() { q.wg.Wait(); close(q.exited) }()
 	select {
-	case <-done:
+	case <-q.exited:
 	case <-time.After(q.cfg.Deadline):
 	}
 }
+
+// Exited is closed once the queue is closed and every worker has exited:
+// from then on its counts are final. A worker Close left behind (still
+// serving, or dropping what waited) counts on until then.
+func (q *Queue) Exited() <-chan struct{} { return q.exited }

@@ -424,6 +424,27 @@ func TestCloseDrainsTheQueue(t *testing.T) {
 	}
 }
 
+// TestExitedWaitsForTheLastWorker: Close gives up waiting at the
+// deadline; Exited is closed only once the worker it left behind has
+// served what was queued and exited, when the counts are final.
+func TestExitedWaitsForTheLastWorker(t *testing.T) {
+	q := New(Config{Workers: 1, MaxWorkers: 1, Deadline: 10 * time.Millisecond})
+	log := newEvents()
+	release := blockWorker(t, q, log, Now())
+	q.Submit(&task{name: "behind", log: log}, Now())
+	q.Close() // the deadline passes, the worker still blocked
+	select {
+	case <-q.Exited():
+		t.Fatal("Exited closed while a worker was still blocked")
+	default:
+	}
+	release()
+	<-q.Exited()
+	if st := q.Stats(); st.Served+st.Drops[Deadline] != 2 || st.Workers != 0 {
+		t.Fatalf("after Exited: %+v; want both queries counted, no worker", st)
+	}
+}
+
 func TestStatsAdd(t *testing.T) {
 	a := Stats{Queued: 1, Workers: 2, Served: 3, SojournSum: 0.5, Panics: 1}
 	a.Drops[Full], a.Sojourn[0] = 4, 3

@@ -35,7 +35,13 @@ func desc(name, help string, labels ...string) *prometheus.Desc {
 type registry struct {
 	mu        sync.Mutex
 	instances map[*Codel]bool
-	stopped   map[string]*stoppedCounts
+	// draining are stopped instances with a worker still at work: a
+	// queue's Close waits for its workers only up to the deadline, and
+	// one left behind (a plugin that blocks, a machine that did not run
+	// it) still serves, or drops what waited behind it. Their counts are
+	// read live until the last worker exits, then kept.
+	draining map[*Codel]bool
+	stopped  map[string]*stoppedCounts
 }
 
 // stoppedCounts are the counters of a server's stopped instances: its
@@ -48,7 +54,7 @@ type stoppedCounts struct {
 var queues = newRegistry()
 
 func newRegistry() *registry {
-	return &registry{instances: map[*Codel]bool{}, stopped: map[string]*stoppedCounts{}}
+	return &registry{instances: map[*Codel]bool{}, draining: map[*Codel]bool{}, stopped: map[string]*stoppedCounts{}}
 }
 
 func init() { prometheus.MustRegister(queues) }
@@ -59,9 +65,10 @@ func (r *registry) add(c *Codel) {
 	r.mu.Unlock()
 }
 
-// remove takes c, stopped, out of the running instances and keeps its
-// counters under its server, in one step, so that a scrape counts them
-// once, live or kept.
+// remove takes c, stopped (its queue closed), out of the running
+// instances. Its counters are kept under its server once its last worker
+// has exited (at once, nearly always), in one step, so that a scrape
+// counts them once, live or kept.
 func (r *registry) remove(c *Codel) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -69,15 +76,41 @@ func (r *registry) remove(c *Codel) {
 		return
 	}
 	delete(r.instances, c)
-	st := c.q.Stats()
-	st.Queued, st.Workers, st.Dropping, st.Overload = 0, 0, false, false
+	select {
+	case <-c.q.Exited():
+		r.keep(c)
+		return
+	default:
+	}
+	r.draining[c] = true
+	go func() {
+		<-c.q.Exited()
+		r.mu.Lock()
+		delete(r.draining, c)
+		r.keep(c)
+		r.mu.Unlock()
+	}()
+}
+
+// keep adds the counts of c, whose workers have all exited, to its
+// server's kept ones. r.mu is held.
+func (r *registry) keep(c *Codel) {
+	st, reads := stoppedCountsOf(c)
 	kept := r.stopped[c.server]
 	if kept == nil {
 		kept = &stoppedCounts{}
 		r.stopped[c.server] = kept
 	}
 	kept.stats.Add(st)
-	kept.reads += c.socketReads()
+	kept.reads += reads
+}
+
+// stoppedCountsOf returns the counters of c, stopped: its Stats without
+// the gauges, and its reads.
+func stoppedCountsOf(c *Codel) (codel.Stats, uint64) {
+	st := c.q.Stats()
+	st.Queued, st.Workers, st.Dropping, st.Overload = 0, 0, false, false
+	return st, c.socketReads()
 }
 
 // Describe implements prometheus.Collector.
@@ -93,20 +126,23 @@ func (r *registry) Collect(ch chan<- prometheus.Metric) {
 	r.mu.Lock()
 	sums := map[string]*codel.Stats{}
 	reads := map[string]uint64{}
-	for server, kept := range r.stopped {
-		st := kept.stats
-		sums[server] = &st
-		reads[server] = kept.reads
-	}
-	for c := range r.instances {
-		server := c.server
-		reads[server] += c.socketReads()
+	add := func(server string, st codel.Stats, n uint64) {
+		reads[server] += n
 		if s, ok := sums[server]; ok {
-			s.Add(c.q.Stats())
+			s.Add(st)
 		} else {
-			st := c.q.Stats()
 			sums[server] = &st
 		}
+	}
+	for server, kept := range r.stopped {
+		add(server, kept.stats, kept.reads)
+	}
+	for c := range r.draining {
+		st, n := stoppedCountsOf(c)
+		add(c.server, st, n)
+	}
+	for c := range r.instances {
+		add(c.server, c.q.Stats(), c.socketReads())
 	}
 	r.mu.Unlock()
 

@@ -2,6 +2,7 @@ package codel
 
 import (
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -54,6 +55,56 @@ func TestCountsOutliveTheirInstance(t *testing.T) {
 		t.Errorf("with no instance running: %v workers, want 0", got)
 	}
 }
+
+// TestCountsOfAWorkerLeftBehind: a stopped instance's Close waits for its
+// workers only up to the deadline. One still at work then (here, in a
+// query that blocks) drops what waited behind it once it comes back: the
+// drops are counted, though the instance was removed before they came.
+// Kept when it was removed, they were lost.
+func TestCountsOfAWorkerLeftBehind(t *testing.T) {
+	r := newRegistry()
+	const server = "dns://:53"
+	c := &Codel{server: server, now: codel.Now}
+	c.q = codel.New(codel.Config{Workers: 1, MaxWorkers: 1, Deadline: 20 * time.Millisecond})
+	r.add(c)
+	release, running := make(chan struct{}), make(chan struct{})
+	c.q.Submit(blockingTask{running, release}, codel.Now())
+	<-running
+	const behind = 5
+	for range behind {
+		c.q.Submit(blockingTask{}, codel.Now())
+	}
+	c.stop() // returns after the deadline, the worker still blocked
+	r.remove(c)
+	close(release)
+	<-c.q.Exited()
+	drops := func() float64 {
+		n := 0.0
+		for _, reason := range codel.Reasons {
+			n += collected(t, r, dropsDesc, server, reason.String())
+		}
+		return n
+	}
+	for try := 0; drops() != behind && try < 100; try++ {
+		time.Sleep(10 * time.Millisecond) // kept by the remover's goroutine
+	}
+	if got := drops(); got != behind {
+		t.Errorf("%v drops after the worker left behind came back, want the %d queries that waited behind it", got, behind)
+	}
+}
+
+// blockingTask signals running, then blocks until release; a nil one
+// returns at once.
+type blockingTask struct{ running, release chan struct{} }
+
+func (b blockingTask) Run() {
+	if b.release != nil {
+		close(b.running)
+		<-b.release
+	}
+}
+
+func (blockingTask) Drop(codel.Reason) {}
 
 // collected returns the value r reports for desc's metric of server (and
 // reason, where not empty), failing the test where it reports none.
