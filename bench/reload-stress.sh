@@ -4,9 +4,10 @@
 # reloaded by SIGUSR1 CYCLES times between a Corefile with codel
 # (sockets 3) and one without, GAP seconds apart, while bench/loadgen
 # offers RATE queries a second; then loadgen's sent and unanswered, and
-# codel's drops (counted, on purpose). A query neither answered nor
-# dropped was lost by a reload. HOGS=N runs N busy loops beside it, as a
-# loaded CI machine does.
+# codel's drops (counted, on purpose), and the kernel's UDP drops
+# (nstat: a full socket buffer, a datagram for no socket). A query
+# neither answered nor dropped was lost by a reload. HOGS=N runs N busy
+# loops beside it, as a loaded CI machine does.
 #
 #   bash bench/reload-stress.sh
 #   HOGS=2 RUNS=6 bash bench/reload-stress.sh
@@ -28,6 +29,15 @@ cleanup() {
 	rm -rf "$dir"
 }
 trap cleanup EXIT
+# kernel_drops prints the kernel's UDP drops (the whole machine's) since
+# kernel_drops start: a full socket buffer, a datagram for no socket. A
+# query lost so is counted there, not by codel.
+kernel_drops() {
+	command -v nstat > /dev/null || return 0
+	if [ "${1-}" = start ]; then nstat -n; return; fi
+	nstat -z UdpNoPorts Udp6NoPorts UdpRcvbufErrors Udp6RcvbufErrors UdpInErrors Udp6InErrors |
+		awk 'NR > 1 && $2 > 0 { printf "  kernel: %s %s\n", $1, $2 }'
+}
 go build -o coredns ./cmd/coredns
 go build -o "$dir/loadgen" ./bench/loadgen
 printf '$ORIGIN example.org.\n@ 3600 IN SOA ns. host. 1 7200 3600 1209600 3600\n@ 3600 IN NS ns.\nwww 3600 IN A 192.0.2.1\n' > "$dir/db"
@@ -51,6 +61,7 @@ for run in $(seq "$RUNS"); do
 	"$dir/loadgen" -server "127.0.0.1:$port" -queries "$dir/queries" -rate "$RATE" -duration "${secs}s" -json > "$dir/load" 2>&1 &
 	load=$!
 	sleep 1
+	kernel_drops start
 	for _ in $(seq "$CYCLES"); do
 		for corefile in "$without" "$with"; do
 			printf "$corefile" > "$dir/Corefile"
@@ -59,6 +70,7 @@ for run in $(seq "$RUNS"); do
 		done
 	done
 	wait "$load" || true
+	kernel_drops
 	drops=$(curl -s -m 5 "http://127.0.0.1:$((port + 1))/metrics" | awk '/^coredns_codel_drops_total/ { n += $2 } END { print n + 0 }')
 	reloads=$(grep -c "Reloading complete" "$dir/log" || true)
 	echo "run $run: sent $(field sent < "$dir/load"), unanswered $(field unanswered < "$dir/load"), dropped by codel $drops, reloads completed $reloads of $((2 * CYCLES))"
