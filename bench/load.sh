@@ -50,7 +50,8 @@
 # ontime with GOMAXPROCS=P instead of its cores, and
 # CODEL_OPTS=workers=1,sockets=2 gives its codel those options.
 # RRL_RATE=N puts rrl, at N responses a second a network, after codel in
-# ontime's full chain (and base): its cost, and replay's through it.
+# ontime's full chain (and base, and split): its cost, and replay's
+# through it. Both apply to each of split's processes.
 # BIND=ADDR binds ontime's servers to ADDR (default 127.0.0.1); BIND= binds
 # them to nothing, every address of both families, as a Corefile without
 # bind (the load still goes to 127.0.0.1).
@@ -158,6 +159,12 @@ cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
 port=15353
+codel_lines() { # the full chain's codel, with CODEL_OPTS, and rrl where RRL_RATE is set, as printf's format
+	local codel=codel
+	[ -n "${CODEL_OPTS:-}" ] && codel="codel {\\n        $(echo "$CODEL_OPTS" | sed 's/=/ /g; s/,/\\n        /g')\\n    }"
+	[ -n "${RRL_RATE:-}" ] && codel="$codel\n    rrl {\n        rate $RRL_RATE\n    }"
+	echo "$codel"
+}
 start_server() { # name -> starts it on $port, sets $pid
 	local name=$1 dir="$out/$1" bind=
 	mkdir -p "$dir"
@@ -172,10 +179,7 @@ start_server() { # name -> starts it on $port, sets $pid
 		codel-zonestore) plugins="codel\n    zonestore" ;;
 		codel-fastpack) plugins="codel\n    fastpack\n    zonestore" ;;
 		full|base)
-			local codel=codel
-			[ -n "${CODEL_OPTS:-}" ] && codel="codel {\\n        $(echo "$CODEL_OPTS" | sed 's/=/ /g; s/,/\\n        /g')\\n    }"
-			[ -n "${RRL_RATE:-}" ] && codel="$codel\n    rrl {\n        rate $RRL_RATE\n    }"
-			plugins="prometheus 127.0.0.1:$((port + 1))\n    $codel\n    fastpack\n    zonestore"
+			plugins="prometheus 127.0.0.1:$((port + 1))\n    $(codel_lines)\n    fastpack\n    zonestore"
 			[ "${DIAG:-}" = "$ncores" ] && plugins="pprof 127.0.0.1:$((port + 2))\n    $plugins"
 			;;
 		esac
@@ -200,7 +204,7 @@ start_server() { # name -> starts it on $port, sets $pid
 		# kills them); process i's metrics are on port+10+i.
 		local i
 		for i in $(seq 0 $((ncores - 1))); do
-			printf ".:%d {\n${bind}    prometheus 127.0.0.1:%d\n    codel\n    fastpack\n    zonestore %s %s\n}\n" \
+			printf ".:%d {\n${bind}    prometheus 127.0.0.1:%d\n    $(codel_lines)\n    fastpack\n    zonestore %s %s\n}\n" \
 				"$port" $((port + 10 + i)) "$PWD/$out/db.bench" bench.example > "$dir/Corefile.$i"
 		done
 		(
