@@ -147,14 +147,19 @@ func TestAStolenSocketStaysAwayBesideANewServers(t *testing.T) {
 				{another: false, back: true},
 				{another: true, rollback: true, back: true},
 			} {
-				if err := steal(core, inode, addr); err != nil || !connected() {
+				mine, err := dupConn(core, addr) // codel steals a copy of its own, as sharedSockets makes
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := steal(mine, inode, addr); err != nil || !connected() {
 					t.Fatalf("steal: %v, connected %v", err, connected())
 				}
 				var other *net.UDPConn
 				if c.another {
 					other = reusingListener(t, addr)
 				}
-				unsteal(core, inode, c.rollback)
+				unsteal(mine, inode, c.rollback)
+				mine.Close()
 				if back := !connected(); back != c.back {
 					t.Errorf("another listening %v, rollback %v: given back %v, want %v", c.another, c.rollback, back, c.back)
 				}
@@ -164,6 +169,85 @@ func TestAStolenSocketStaysAwayBesideANewServers(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAStolenSocketNoServerHoldsIsLetGo: a server's socket that caddy
+// could not hand to a reload's server is stolen by the reload's codel
+// too, and closed by its server as that stops. From then on only codel
+// holds it: the next codel does not steal it again, and the codel that
+// holds it, as it stops, neither gives it back (no server would read what
+// came to it) nor keeps it open. Stolen again by each codel from the one
+// before, every reload with codel in both Corefiles left one more socket
+// open for the process's life.
+func TestAStolenSocketNoServerHoldsIsLetGo(t *testing.T) {
+	for _, bind := range []string{"127.0.0.1", "[::]"} {
+		t.Run(bind, func(t *testing.T) {
+			addr := netip.MustParseAddrPort(fmt.Sprintf("%s:%d", bind, freeport.Get(t)))
+			old, err := reusePort(addr.String()) // the stopping server's
+			if err != nil {
+				t.Fatal(err)
+			}
+			inode, err := inodeOf(old)
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, err := sharedSockets(addr) // the codel that held it
+			if err != nil || len(first) != 1 || first[0].inode != inode {
+				t.Fatalf("the first codel's sockets: %v, %v", first, err)
+			}
+			if err := stealAll(first, addr); err != nil {
+				t.Fatal(err)
+			}
+			peer := func() error { _, err := unix.Getpeername(connFd(t, first[0].conn)); return err }
+			held := sharedHeld(t, addr, inode)
+			if !held {
+				t.Fatal("a stolen socket its server still holds is not found for the next codel")
+			}
+			old.Close() // its server stops
+			if sharedHeld(t, addr, inode) {
+				t.Error("the next codel finds the stolen socket no server holds, to steal it again")
+			}
+			unsteal(first[0].conn, inode, false)
+			if err := peer(); err == unix.ENOTCONN {
+				t.Error("the socket no server holds was given back: the kernel would hand it queries nobody reads")
+			}
+			closeShared(first)
+			for try := 0; ; try++ {
+				if !open(inode) {
+					break
+				}
+				if try == 100 {
+					t.Fatal("the socket is still open after the last codel that held it let it go")
+				}
+				time.Sleep(10 * time.Millisecond) // the waker closes its copy on its own goroutine
+			}
+		})
+	}
+}
+
+// sharedHeld says whether sharedSockets finds the socket of inode on addr,
+// closing what it found.
+func sharedHeld(t *testing.T, addr netip.AddrPort, inode string) bool {
+	t.Helper()
+	found, _ := sharedSockets(addr)
+	defer closeShared(found)
+	for _, c := range found {
+		if c.inode == inode {
+			return true
+		}
+	}
+	return false
+}
+
+// open says whether a descriptor of this process holds the socket of inode.
+func open(inode string) bool {
+	fds, _ := os.ReadDir("/proc/self/fd")
+	for _, fd := range fds {
+		if other, ok := socketOf(fd.Name()); ok && other == inode {
+			return true
+		}
+	}
+	return false
 }
 
 // TestAReadCaughtBlockingOnAStolenSocketEnds: a read of CoreDNS's server
