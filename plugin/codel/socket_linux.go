@@ -462,9 +462,15 @@ func heldByServer(inode string) bool {
 	if stolen.wake[inode] != nil {
 		codel++
 	}
+	n, err := descriptorsOf(inode)
+	return err != nil || n > codel
+}
+
+// descriptorsOf counts this process's descriptors of the socket of inode.
+func descriptorsOf(inode string) (int, error) {
 	fds, err := os.ReadDir("/proc/self/fd")
 	if err != nil {
-		return true
+		return 0, err
 	}
 	n := 0
 	for _, fd := range fds {
@@ -472,7 +478,7 @@ func heldByServer(inode string) bool {
 			n++
 		}
 	}
-	return n > codel
+	return n, nil
 }
 
 // anotherListens says whether a UDP socket of this process listens on

@@ -213,7 +213,7 @@ func TestAStolenSocketNoServerHoldsIsLetGo(t *testing.T) {
 			}
 			closeShared(first)
 			for try := 0; ; try++ {
-				if !open(inode) {
+				if n, err := descriptorsOf(inode); err != nil || n == 0 {
 					break
 				}
 				if try == 100 {
@@ -233,17 +233,6 @@ func sharedHeld(t *testing.T, addr netip.AddrPort, inode string) bool {
 	defer closeShared(found)
 	for _, c := range found {
 		if c.inode == inode {
-			return true
-		}
-	}
-	return false
-}
-
-// open says whether a descriptor of this process holds the socket of inode.
-func open(inode string) bool {
-	fds, _ := os.ReadDir("/proc/self/fd")
-	for _, fd := range fds {
-		if other, ok := socketOf(fd.Name()); ok && other == inode {
 			return true
 		}
 	}
