@@ -32,9 +32,9 @@ import (
 //     listens on A the quiet socket is handed nothing. It is opened after
 //     its reader's socket and taken off the address before it is retired
 //     (connected to its own: reader.closeQuiet).
-// It is not connected while it serves: a connected socket would be picked over the
-// readers for its peer, and would number its datagrams' IPv4 IDs in one
-// sequence for every client, which an off-path attacker forging a
+// It is not connected while it serves: a connected socket would be picked
+// over the readers for its peer, and would number its datagrams' IPv4 IDs
+// in one sequence for every client, which an off-path attacker forging a
 // fragment of an answer could follow; unconnected, the kernel numbers
 // them by destination, as the reader's own.
 //

@@ -168,8 +168,8 @@ func (r *reader) openQuiet(addr netip.AddrPort) {
 // address's chain), with its reader's socket connected away, it stood
 // first on the chain beside [::] and took every query until then, to be
 // closed with them unread (TestAQuietSocketUnderASendTakesNoQueryOnceStopped;
-// TestCodelAcrossReloads lost a few queries so, 1 run in 30 beside two
-// busy loops). Connected to its own address, it matches no client's
+// TestCodelAcrossReloads lost a few queries so, 1 run in about 12 beside
+// two busy loops). Connected to its own address, it matches no client's
 // datagram from the moment connect returns, send or no send.
 func (r *reader) closeQuiet() {
 	if r.quiet != nil {
