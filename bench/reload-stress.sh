@@ -7,10 +7,13 @@
 # codel's drops (counted, on purpose), and the kernel's UDP drops
 # (nstat: a full socket buffer, a datagram for no socket). A query
 # neither answered nor dropped was lost by a reload. HOGS=N runs N busy
-# loops beside it, as a loaded CI machine does.
+# loops beside it, as a loaded CI machine does. OTHER=codel makes the
+# second Corefile one with codel too (sockets 2), so that each reload
+# hands codel's sockets from one instance to the next.
 #
 #   bash bench/reload-stress.sh
 #   HOGS=2 RUNS=6 bash bench/reload-stress.sh
+#   OTHER=codel RUNS=4 bash bench/reload-stress.sh
 #
 # Bounded: each run lasts 2 * CYCLES * GAP + 6 s; the server and the
 # hogs are killed on exit. Traffic stays on 127.0.0.1.
@@ -18,7 +21,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 CYCLES=${CYCLES:-20} GAP=${GAP:-0.6} RATE=${RATE:-4000} RUNS=${RUNS:-3} HOGS=${HOGS:-0}
-BIND=${BIND-}
+BIND=${BIND-} OTHER=${OTHER:-plain}
 port=15831
 dir=$(mktemp -d)
 pids=()
@@ -46,8 +49,13 @@ bind=
 [ -n "$BIND" ] && bind="    bind $BIND\n"
 with=".:$port {\n$bind    prometheus 127.0.0.1:$((port + 1))\n    codel {\n        sockets 3\n    }\n    zonestore $dir/db example.org\n}\n"
 without=".:$port {\n$bind    prometheus 127.0.0.1:$((port + 1))\n    zonestore $dir/db example.org\n}\n"
+other="without codel"
+if [ "$OTHER" = codel ]; then
+	without=".:$port {\n$bind    prometheus 127.0.0.1:$((port + 1))\n    codel {\n        sockets 2\n    }\n    zonestore $dir/db example.org\n}\n"
+	other="with codel (sockets 2)"
+fi
 secs=$(echo "2 * $CYCLES * $GAP + 4" | bc -l | cut -d. -f1)
-echo "bound to ${BIND:-every address}; $CYCLES reloads to a Corefile without codel and back, ${GAP}s apart, at $RATE q/s; $HOGS busy loops beside"
+echo "bound to ${BIND:-every address}; $CYCLES reloads to a Corefile $other and back, ${GAP}s apart, at $RATE q/s; $HOGS busy loops beside"
 for run in $(seq "$RUNS"); do
 	for _ in $(seq "$HOGS"); do
 		timeout $((secs + 10)) sh -c 'while :; do :; done' &
@@ -71,9 +79,11 @@ for run in $(seq "$RUNS"); do
 	done
 	wait "$load" || true
 	kernel_drops
-	drops=$(curl -s -m 5 "http://127.0.0.1:$((port + 1))/metrics" | awk '/^coredns_codel_drops_total/ { n += $2 } END { print n + 0 }')
+	curl -s -m 5 "http://127.0.0.1:$((port + 1))/metrics" > "$dir/metrics" || true
+	drops=$(awk '/^coredns_codel_drops_total/ { n += $2 } END { print n + 0 }' "$dir/metrics")
+	reasons=$(awk '/^coredns_codel_drops_total/ && $2 > 0 { match($0, /reason="[a-z]+"/); printf " %s %s", substr($0, RSTART + 8, RLENGTH - 9), $2 }' "$dir/metrics")
 	reloads=$(grep -c "Reloading complete" "$dir/log" || true)
-	echo "run $run: sent $(field sent < "$dir/load"), unanswered $(field unanswered < "$dir/load"), dropped by codel $drops, reloads completed $reloads of $((2 * CYCLES))"
+	echo "run $run: sent $(field sent < "$dir/load"), unanswered $(field unanswered < "$dir/load"), dropped by codel $drops${reasons:+ (${reasons# })}, reloads completed $reloads of $((2 * CYCLES))"
 	kill "$server"
 	for _ in $(seq 50); do kill -0 "$server" 2>/dev/null || break; sleep 0.1; done
 	if kill -0 "$server" 2>/dev/null; then

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/internal/freeport"
 )
 
@@ -311,4 +312,83 @@ func TestAReadCaughtBlockingOnAStolenSocketEnds(t *testing.T) {
 			t.Fatal("the read blocked on the stolen socket did not end in 5 s")
 		}
 	}
+}
+
+// TestAWakeUpIsNeitherReadNorMalformed: a retiring reader's own socket is
+// connected to its own address, as a stolen one is, and the kernel may
+// hand it a stolen socket's wake-up (wakeStolen: an empty datagram from
+// that address and port). It is let go, neither counted a read nor a
+// malformed query; an empty datagram from a client is both.
+func TestAWakeUpIsNeitherReadNorMalformed(t *testing.T) {
+	for _, host := range []string{"127.0.0.1", "::1"} {
+		t.Run(host, func(t *testing.T) {
+			conn, err := reusePort(net.JoinHostPort(host, "0"))
+			if err != nil {
+				t.Skip(err)
+			}
+			defer conn.Close()
+			raw, err := conn.SyscallConn()
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := heldCodel(t)
+			r := &reader{c: c, conn: conn, feedRaw: raw, local: conn.LocalAddr()}
+			addr := conn.LocalAddr().(*net.UDPAddr).AddrPort()
+
+			client, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(addr))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer client.Close()
+			waitFor(t, raw, func() { client.Write(nil) })
+			r.feed()
+			if st := c.q.Stats(); st.Drops[codel.Malformed] != 1 || r.reads.Load() != 1 {
+				t.Fatalf("a client's empty datagram: %d read, %d malformed; want 1 and 1", r.reads.Load(), st.Drops[codel.Malformed])
+			}
+
+			// Retiring: connected to its own address, beside a stolen
+			// socket's waker on the same address and port.
+			if err := connectToSelf(conn, addr); err != nil {
+				t.Fatal(err)
+			}
+			waker, err := reusePort(addr.String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer waker.Close()
+			waitFor(t, raw, func() { waker.WriteToUDPAddrPort(nil, addr) })
+			r.feed()
+			if st := c.q.Stats(); st.Drops[codel.Malformed] != 1 || r.reads.Load() != 1 {
+				t.Fatalf("a wake-up: %d read, %d malformed; want both still 1", r.reads.Load(), st.Drops[codel.Malformed])
+			}
+			if waiting(t, raw) {
+				t.Fatal("the wake-up was left in the socket")
+			}
+		})
+	}
+}
+
+// waitFor sends by send, and waits until a datagram waits on raw's socket.
+func waitFor(t *testing.T, raw syscall.RawConn, send func()) {
+	t.Helper()
+	send()
+	for deadline := time.Now().Add(5 * time.Second); !waiting(t, raw); {
+		if time.Now().After(deadline) {
+			t.Fatal("nothing arrived")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// waiting reports whether a datagram, empty or not, waits on raw's socket.
+func waiting(t *testing.T, raw syscall.RawConn) bool {
+	t.Helper()
+	var n int
+	var rerr error
+	if err := raw.Control(func(fd uintptr) {
+		n, _, rerr = unix.Recvfrom(int(fd), make([]byte, 1), unix.MSG_PEEK|unix.MSG_DONTWAIT)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rerr == nil && n >= 0
 }
