@@ -1,6 +1,8 @@
 package zonestore
 
 import (
+	"strings"
+
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/alias/record"
@@ -121,7 +123,10 @@ type lookup struct {
 	qtype   uint16
 	proof   proof
 	visited [maxChain]*node
-	hops    int
+	hops    int // nodes in visited
+	// followed counts the CNAMEs and DNAMEs followed, a DNAME met again
+	// for another name among them, up to maxChain.
+	followed int
 }
 
 func (l *lookup) run(name, k string) {
@@ -164,7 +169,17 @@ func (l *lookup) run(name, k string) {
 
 		if cname := src.get(dns.TypeCNAME); cname != nil && l.qtype != dns.TypeCNAME && l.qtype != dns.TypeANY && l.qtype != dns.TypeRRSIG {
 			if l.seen(src) {
-				return // a CNAME loop: answer with what the chain has so far
+				// A CNAME loop: answer with what the chain has so far. A
+				// wildcard's CNAME met again for a name it was not yet
+				// expanded for is that name's, and goes in first, as
+				// Knot puts it before it sees the loop.
+				if wildcard && !l.inAnswerAs(name, dns.TypeCNAME) {
+					l.put(&l.res.Answer, cname, name)
+					if l.do {
+						l.proof.expansion(k, ce)
+					}
+				}
+				return
 			}
 			l.put(&l.res.Answer, cname, name)
 			if wildcard && l.do {
@@ -172,7 +187,8 @@ func (l *lookup) run(name, k string) {
 			}
 			target := cname.rrs[0].(*dns.CNAME).Target
 			tk, err := z.keyOf(target)
-			if err != nil || !subdomainKey(tk, z.originKey) || l.hops >= maxChain {
+			l.followed++
+			if err != nil || !subdomainKey(tk, z.originKey) || l.followed >= maxChain {
 				return // out of the zone: the resolver follows it
 			}
 			name, k = target, tk
@@ -192,9 +208,13 @@ func (l *lookup) run(name, k string) {
 			l.nodata(src, k, ce, wildcard)
 			return
 		}
-		if l.qtype == dns.TypeRRSIG {
+		switch {
+		case l.qtype == dns.TypeRRSIG:
 			l.res.Answer = l.res.appendOwned(l.res.Answer, s.sigs, name)
-		} else {
+		case l.inAnswerAs(name, s.typ):
+			// The chain came back to a record it holds already (a DNAME
+			// asked for, met on the way to its own owner): once.
+		default:
 			l.put(&l.res.Answer, s, name)
 		}
 		if wildcard && l.do {
@@ -392,9 +412,17 @@ func (l *lookup) referral(cut *node) {
 func (l *lookup) dname(cut *node, name, k string) (string, string, bool) {
 	d := cut.get(dns.TypeDNAME)
 	if l.seen(cut) {
-		return "", "", false
+		// Met again, for another name: no loop while the names differ
+		// (d.c to d.b by a CNAME, back to a.c, to a.b by c's DNAME
+		// again), and the CNAME it makes for this one goes in, as Knot
+		// answers, beside its record already there. A name it made one
+		// for before is a loop.
+		if l.inAnswerAs(name, dns.TypeCNAME) {
+			return "", "", false
+		}
+	} else {
+		l.put(&l.res.Answer, d, d.rrs[0].Header().Name)
 	}
-	l.put(&l.res.Answer, d, d.rrs[0].Header().Name)
 	dn := d.rrs[0].(*dns.DNAME)
 
 	// The labels of name above the DNAME owner are replaced by its target.
@@ -412,7 +440,8 @@ func (l *lookup) dname(cut *node, name, k string) (string, string, bool) {
 		Hdr:    dns.RR_Header{Name: name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: dn.Hdr.Ttl},
 		Target: target,
 	})
-	if l.qtype == dns.TypeCNAME || !subdomainKey(tk, l.z.originKey) || l.hops >= maxChain {
+	l.followed++
+	if l.qtype == dns.TypeCNAME || !subdomainKey(tk, l.z.originKey) || l.followed >= maxChain {
 		return "", "", false // a synthesized CNAME answers a CNAME question itself
 	}
 	return target, tk, true
@@ -467,8 +496,15 @@ func (l *lookup) additional(s *rrset) {
 			return
 		}
 		t := l.z.nodeOf(target)
+		expanded := false
 		if t == nil {
-			continue
+			// A name the zone does not hold has the addresses of the
+			// wildcard that covers it, under its own name (RFC 4592), as
+			// Knot adds them (zone_contents_find_node_or_wildcard).
+			if t = l.z.wildcardCovering(target); t == nil {
+				continue
+			}
+			expanded = true
 		}
 		present := 0
 		for _, typ := range types {
@@ -477,6 +513,10 @@ func (l *lookup) additional(s *rrset) {
 				continue
 			}
 			present++
+			if expanded {
+				l.addExpanded(a, target)
+				continue
+			}
 			if l.inAnswer(a) {
 				continue
 			}
@@ -487,6 +527,27 @@ func (l *lookup) additional(s *rrset) {
 		}
 		if len(types) == 3 && present < 3 && l.do && !t.belowCut {
 			l.proveMissingGlue(t)
+		}
+	}
+}
+
+// addExpanded adds a wildcard's RRset to the additional section as the
+// name owner's, copies owned by owner, unless an expansion of it there is
+// already (two records with one target). Signatures go with it, owned by
+// owner too, as a validator expects of an expansion (their labels field
+// tells it).
+func (l *lookup) addExpanded(a *rrset, owner string) {
+	for _, rr := range l.res.Extra {
+		if h := rr.Header(); h.Rrtype == a.typ && h.Name == owner {
+			return
+		}
+	}
+	for _, rr := range a.rrs {
+		l.res.Extra = append(l.res.Extra, l.res.owned(rr, owner))
+	}
+	if l.do {
+		for _, rr := range a.sigs {
+			l.res.Extra = append(l.res.Extra, l.res.owned(rr, owner))
 		}
 	}
 }
@@ -510,6 +571,17 @@ func (l *lookup) proveMissingGlue(t *node) {
 func (l *lookup) inExtra(x dns.RR) bool {
 	for _, rr := range l.res.Extra {
 		if rr == x {
+			return true
+		}
+	}
+	return false
+}
+
+// inAnswerAs reports whether the answer holds a record of type typ owned by
+// owner.
+func (l *lookup) inAnswerAs(owner string, typ uint16) bool {
+	for _, rr := range l.res.Answer {
+		if h := rr.Header(); h.Rrtype == typ && strings.EqualFold(h.Name, owner) {
 			return true
 		}
 	}

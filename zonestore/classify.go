@@ -1,5 +1,7 @@
 package zonestore
 
+import "unsafe"
+
 // Class is what a zone holds for a query name, found with one map lookup per
 // label between the name and the origin: empty non-terminals, wildcards and
 // cuts were computed when the zone was built, so nothing is searched for.
@@ -67,4 +69,24 @@ func (z *Zone) find(k string) (n *node, exact bool) {
 		}
 	}
 	return z.apex, false
+}
+
+// wildcardCovering returns the wildcard node that covers name, which the
+// zone does not hold (Class Wildcard), or nil: for a name outside the
+// zone, below a cut, or with no wildcard at its closest encloser. The key
+// is built on the stack and only looked up with.
+func (z *Zone) wildcardCovering(name string) *node {
+	var buf [maxName + 1]byte
+	b, err := appendKey(buf[:0], name)
+	if err != nil || len(b) == 0 {
+		return nil
+	}
+	k := unsafe.String(&b[0], len(b))
+	if !subdomainKey(k, z.originKey) {
+		return nil
+	}
+	if c, n := z.classify(k); c == Wildcard {
+		return z.wildcardOf(n)
+	}
+	return nil
 }

@@ -29,7 +29,7 @@ var Names = []string{
 	// DNAME
 	"dname", "x.dname", "a.b.dname", "dnamein", "host.dnamein", "nope.dnamein", "host.target", "target",
 	// additional-section processing
-	"_sip._udp", "_sip._tcp", "mx", "sip", "ns1", "ns2", "mail",
+	"_sip._udp", "_sip._tcp", "mx", "sip", "ns1", "ns2", "mail", "wmx", "wdeleg", "x.wdeleg",
 	// types
 	"txt", "hinfo", "naptr", "sshfp", "tlsa._443._tcp", "ptr", "svc", "https", "loc",
 	// escapes, large RRsets
