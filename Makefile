@@ -23,10 +23,11 @@ generate:
 	$(GO) generate ./...
 
 # Knot DNS is the reference the conformance suite compares with; dig is what
-# the README's examples use.
+# the README's examples use; BIND's dnssec-signzone (bind9-utils) signs the
+# random zones of test/random_test.go.
 test-deps:
-	@command -v knotd >/dev/null && command -v dig >/dev/null || \
-		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot dnsutils >/dev/null; }
+	@command -v knotd >/dev/null && command -v dig >/dev/null && command -v dnssec-signzone >/dev/null || \
+		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot dnsutils bind9-utils >/dev/null; }
 
 test: test-deps
 	$(GO) vet ./...

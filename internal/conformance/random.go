@@ -237,13 +237,21 @@ var RandomTypes = []uint16{
 
 // Queries are the queries asked of z: every name for every type, over UDP
 // with EDNS(0) and a 1232-octet buffer, every seventh without EDNS(0) (512
-// octets, so some truncate), every fifth in mixed case.
-func (z RandomZone) Queries() []Query {
+// octets, so some truncate), every fifth in mixed case. With do (a signed
+// zone), every one with EDNS(0) has the DO bit, and two in three a
+// 4096-octet buffer, room for the signatures and proofs.
+func (z RandomZone) Queries(do bool) []Query {
 	var qs []Query
 	n := 0
 	for _, name := range z.Ask {
 		for _, t := range RandomTypes {
 			q := Query{Name: name, Qtype: t, EDNS: n%7 != 0, Bufsz: 1232}
+			if do && q.EDNS {
+				q.Do, q.Signed = true, true
+				if n%3 != 0 {
+					q.Bufsz = 4096
+				}
+			}
 			if n%5 == 4 {
 				q.Name = mixCase(name)
 			}
