@@ -167,7 +167,11 @@ func (l *lookup) run(name, k string) {
 			}
 		}
 
-		if cname := src.get(dns.TypeCNAME); cname != nil && l.qtype != dns.TypeCNAME && l.qtype != dns.TypeANY && l.qtype != dns.TypeRRSIG {
+		// A CNAME is followed unless the question is for a type of its
+		// name's own (CNAME, ANY, RRSIG, NSEC: the name's, not its
+		// target's), as Knot answers.
+		if cname := src.get(dns.TypeCNAME); cname != nil && l.qtype != dns.TypeCNAME && l.qtype != dns.TypeANY &&
+			l.qtype != dns.TypeRRSIG && l.qtype != dns.TypeNSEC {
 			if l.seen(src) {
 				// A CNAME loop: answer with what the chain has so far. A
 				// wildcard's CNAME met again for a name it was not yet
@@ -218,9 +222,17 @@ func (l *lookup) run(name, k string) {
 			l.put(&l.res.Answer, s, name)
 		}
 		if wildcard && l.do {
+			if s.typ == dns.TypeNSEC {
+				// The wildcard's NSEC is the answer: in the proof
+				// again it would say the same twice (Knot sends it
+				// once).
+				l.proof.seen = append(l.proof.seen, src)
+			}
 			l.proof.expansion(k, ce)
 		}
-		l.additional(s)
+		if l.qtype != dns.TypeRRSIG {
+			l.additional(s) // RRSIGs name no host to add
+		}
 		return
 	}
 }

@@ -117,3 +117,47 @@ func sorted(s []string) []string {
 	}
 	return out
 }
+
+// TestSignedAnswersKnotAnswersAlike: the same for the pre-signed
+// conformance zone asked with DO.
+func TestSignedAnswersKnotAnswersAlike(t *testing.T) {
+	z, err := ParseFile("../testdata/zones/signed.test.zone", "signed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := func(rrs []dns.RR) []string {
+		var out []string
+		for _, rr := range rrs {
+			out = append(out, rr.Header().Name+" "+dns.TypeToString[rr.Header().Rrtype])
+		}
+		slices.Sort(out)
+		return out
+	}
+
+	// NSEC is the name's own, as CNAME and RRSIG are: no CNAME followed.
+	res := z.Lookup("ftp.signed.test.", dns.TypeNSEC, true)
+	if got, want := types(res.Answer), []string{"ftp.signed.test. NSEC", "ftp.signed.test. RRSIG"}; !slices.Equal(got, want) {
+		t.Errorf("ftp NSEC: answer %v, want %v", got, want)
+	}
+
+	// An RRSIG answer names no host: nothing added for it (mx's lowest
+	// signed type is MX, whose targets are in the zone).
+	res = z.Lookup("mx.signed.test.", dns.TypeRRSIG, true)
+	if len(res.Answer) == 0 || len(res.Extra) != 0 {
+		t.Errorf("mx RRSIG: answer %v, additional %v; want signatures and nothing added", types(res.Answer), types(res.Extra))
+	}
+
+	// A wildcard's NSEC, asked for by a name it covers, is the answer,
+	// and not the proof again: a.wild sorts between *.wild and sub.wild,
+	// so *.wild's NSEC is also the one that covers it.
+	res = z.Lookup("a.wild.signed.test.", dns.TypeNSEC, true)
+	if got, want := types(res.Answer), []string{"a.wild.signed.test. NSEC", "a.wild.signed.test. RRSIG"}; !slices.Equal(got, want) {
+		t.Errorf("a.wild NSEC: answer %v, want %v", got, want)
+	}
+	for _, rr := range res.Ns {
+		if rr.Header().Name == "*.wild.signed.test." {
+			t.Errorf("a.wild NSEC: authority %v holds the wildcard's NSEC, the answer, again", types(res.Ns))
+			break
+		}
+	}
+}

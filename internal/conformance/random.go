@@ -239,12 +239,17 @@ var RandomTypes = []uint16{
 // with EDNS(0) and a 1232-octet buffer, every seventh without EDNS(0) (512
 // octets, so some truncate), every fifth in mixed case. With do (a signed
 // zone), every one with EDNS(0) has the DO bit, and two in three a
-// 4096-octet buffer, room for the signatures and proofs.
+// 4096-octet buffer, room for the signatures and proofs; and the names are
+// asked for RRSIG and NSEC too.
 func (z RandomZone) Queries(do bool) []Query {
 	var qs []Query
 	n := 0
+	types := RandomTypes
+	if do {
+		types = append(slices.Clip(types), dns.TypeRRSIG, dns.TypeNSEC)
+	}
 	for _, name := range z.Ask {
-		for _, t := range RandomTypes {
+		for _, t := range types {
 			q := Query{Name: name, Qtype: t, EDNS: n%7 != 0, Bufsz: 1232}
 			if do && q.EDNS {
 				q.Do, q.Signed = true, true
