@@ -164,6 +164,13 @@ func NewRandomZone(rng *rand.Rand, origin string) RandomZone {
 				fmt.Fprintf(&b, "%s SRV 10 60 5060 %s\n", rel, target())
 				wrote = true
 			}
+			if rng.IntN(8) == 0 {
+				// Its target's addresses and SVCB records go in the
+				// additional section, and with DO the proof of those
+				// it lacks (RFC 9460 section 4.3).
+				fmt.Fprintf(&b, "%s SVCB 1 %s alpn=h2\n", rel, target())
+				wrote = true
+			}
 		}
 	}
 	for _, rel := range owners {
@@ -231,7 +238,7 @@ func NewRandomZone(rng *rand.Rand, origin string) RandomZone {
 
 // RandomTypes are the types each name of a RandomZone is asked for.
 var RandomTypes = []uint16{
-	dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeMX, dns.TypeSRV, dns.TypeNS,
+	dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeMX, dns.TypeSRV, dns.TypeSVCB, dns.TypeNS,
 	dns.TypeCNAME, dns.TypeDNAME, dns.TypeDS, dns.TypeSOA, dns.TypeANY,
 }
 
