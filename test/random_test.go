@@ -177,8 +177,11 @@ func renameWildcardGlue(m *dns.Msg) int {
 	n := 0
 	for _, rr := range m.Extra {
 		h := rr.Header()
-		if !strings.HasPrefix(h.Name, "*.") {
+		if !strings.HasPrefix(h.Name, "*.") || h.Rrtype == dns.TypeNSEC {
 			continue
+		}
+		if sig, ok := rr.(*dns.RRSIG); ok && sig.TypeCovered == dns.TypeNSEC {
+			continue // the proof of what the target lacks is the wildcard's own NSEC, rightly under its name
 		}
 		for _, t := range targets {
 			if dns.IsSubDomain(h.Name[2:], t) && dns.CountLabel(t) > dns.CountLabel(h.Name[2:]) {
