@@ -105,7 +105,8 @@ func askRandomZones(t *testing.T, first uint64, drawn []conformance.RandomZone, 
 			if err != nil {
 				t.Fatalf("knot %s: %v", q, err)
 			}
-			repeated := dropRepeats(k) + renameWildcardGlue(k)
+			repeated := renameWildcardGlue(k) // first: a record it renames is no repeat of the answer's
+			repeated += dropRepeats(k)
 			proofs += countTypes(k.Ns, dns.TypeNSEC, dns.TypeNSEC3)
 			sigs += countTypes(k.Answer, dns.TypeRRSIG)
 			for j, s := range servers {

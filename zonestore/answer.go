@@ -212,6 +212,7 @@ func (l *lookup) run(name, k string) {
 			l.nodata(src, k, ce, wildcard)
 			return
 		}
+		first := len(l.res.Answer) == 0
 		switch {
 		case l.qtype == dns.TypeRRSIG:
 			l.res.Answer = l.res.appendOwned(l.res.Answer, s.sigs, name)
@@ -222,10 +223,12 @@ func (l *lookup) run(name, k string) {
 			l.put(&l.res.Answer, s, name)
 		}
 		if wildcard && l.do {
-			if s.typ == dns.TypeNSEC {
-				// The wildcard's NSEC is the answer: in the proof
-				// again it would say the same twice (Knot sends it
-				// once).
+			if s.typ == dns.TypeNSEC && first {
+				// The wildcard's NSEC answers, the first record of
+				// the answer: where it is also the proof, it is not
+				// sent again, as Knot answers (its check for a record
+				// already in the packet finds it; after a CNAME or a
+				// DNAME it does not, and the proof goes).
 				l.proof.seen = append(l.proof.seen, src)
 			}
 			l.proof.expansion(k, ce)
@@ -544,11 +547,14 @@ func (l *lookup) additional(s *rrset) {
 }
 
 // addExpanded adds a wildcard's RRset to the additional section as the
-// name owner's, copies owned by owner, unless an expansion of it there is
-// already (two records with one target). Signatures go with it, owned by
+// name owner's, copies owned by owner, unless the answer holds it or an
+// expansion of it is there already (two records with one target). Signatures go with it, owned by
 // owner too, as a validator expects of an expansion (their labels field
 // tells it).
 func (l *lookup) addExpanded(a *rrset, owner string) {
+	if l.inAnswerAs(owner, a.typ) {
+		return // an SVCB whose target is the name asked: the answer holds it
+	}
 	for _, rr := range l.res.Extra {
 		if h := rr.Header(); h.Rrtype == a.typ && h.Name == owner {
 			return

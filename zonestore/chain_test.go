@@ -34,6 +34,14 @@ func TestChainsKnotAnswersAlike(t *testing.T) {
 		answer: []string{"mx.example.org. MX 10 w.c.example.org.", "mx.example.org. MX 20 w.c.example.org."},
 		extra:  []string{"w.c.example.org. A 192.0.2.8"},
 	}, {
+		// An SVCB whose target is the name asked, both a wildcard's: the
+		// target's SVCB is the answer, and is not added again.
+		name:  "wildcard SVCB that names itself",
+		zone:  "*.c SVCB 1 w.c alpn=h2\n*.c A 192.0.2.8\n",
+		qname: "w.c.example.org.", qtype: dns.TypeSVCB,
+		answer: []string{`w.c.example.org. SVCB 1 w.c.example.org. alpn="h2"`},
+		extra:  []string{"w.c.example.org. A 192.0.2.8"},
+	}, {
 		// Below a cut a wildcard covers nothing: no addresses for x.sub.
 		name:  "target below a cut",
 		zone:  "mx MX 10 x.sub\nsub NS ns.example.net.\n*.sub A 192.0.2.9\n",
@@ -147,17 +155,16 @@ func TestSignedAnswersKnotAnswersAlike(t *testing.T) {
 		t.Errorf("mx RRSIG: answer %v, additional %v; want signatures and nothing added", types(res.Answer), types(res.Extra))
 	}
 
-	// A wildcard's NSEC, asked for by a name it covers, is the answer,
-	// and not the proof again: a.wild sorts between *.wild and sub.wild,
-	// so *.wild's NSEC is also the one that covers it.
+	// A wildcard's NSEC, asked for by a name it covers, is the answer
+	// under that name; where it is also the proof of the expansion (a.wild
+	// sorts between *.wild and sub.wild, so *.wild's NSEC covers it), it
+	// is not sent again, as Knot answers. (After a CNAME it is, as
+	// Knot's: test/random_test.go meets both.)
 	res = z.Lookup("a.wild.signed.test.", dns.TypeNSEC, true)
 	if got, want := types(res.Answer), []string{"a.wild.signed.test. NSEC", "a.wild.signed.test. RRSIG"}; !slices.Equal(got, want) {
 		t.Errorf("a.wild NSEC: answer %v, want %v", got, want)
 	}
-	for _, rr := range res.Ns {
-		if rr.Header().Name == "*.wild.signed.test." {
-			t.Errorf("a.wild NSEC: authority %v holds the wildcard's NSEC, the answer, again", types(res.Ns))
-			break
-		}
+	if got := types(res.Ns); len(got) != 0 {
+		t.Errorf("a.wild NSEC: authority %v, want none (the answer is the proof)", got)
 	}
 }
