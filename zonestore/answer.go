@@ -223,7 +223,7 @@ func (l *lookup) run(name, k string) {
 			l.put(&l.res.Answer, s, name)
 		}
 		if wildcard && l.do {
-			if s.typ == dns.TypeNSEC && first {
+			if l.qtype == dns.TypeNSEC && first {
 				// The wildcard's NSEC answers, the first record of
 				// the answer: where it is also the proof, it is not
 				// sent again, as Knot answers (its check for a record
@@ -532,8 +532,8 @@ func (l *lookup) additional(s *rrset) {
 				l.addExpanded(a, target)
 				continue
 			}
-			if l.inAnswer(a) {
-				continue
+			if l.inAnswer(a) || l.inAnswerAs(t.name, typ) {
+				continue // there already (the answer's owner may be a copy in the question's case)
 			}
 			l.res.Extra = append(l.res.Extra, a.rrs...)
 			if l.do {

@@ -42,6 +42,14 @@ func TestChainsKnotAnswersAlike(t *testing.T) {
 		answer: []string{`w.c.example.org. SVCB 1 w.c.example.org. alpn="h2"`},
 		extra:  []string{"w.c.example.org. A 192.0.2.8"},
 	}, {
+		// The same asked in mixed case: the answer's record is a copy
+		// in the question's case, and still the additional SVCB's.
+		name:  "SVCB that names itself, asked in mixed case",
+		zone:  "s SVCB 1 s alpn=h2\ns A 192.0.2.9\n",
+		qname: "S.example.org.", qtype: dns.TypeSVCB,
+		answer: []string{`S.example.org. SVCB 1 s.example.org. alpn="h2"`},
+		extra:  []string{"s.example.org. A 192.0.2.9"},
+	}, {
 		// Below a cut a wildcard covers nothing: no addresses for x.sub.
 		name:  "target below a cut",
 		zone:  "mx MX 10 x.sub\nsub NS ns.example.net.\n*.sub A 192.0.2.9\n",
