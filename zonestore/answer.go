@@ -548,9 +548,9 @@ func (l *lookup) additional(s *rrset) {
 
 // addExpanded adds a wildcard's RRset to the additional section as the
 // name owner's, copies owned by owner, unless the answer holds it or an
-// expansion of it is there already (two records with one target). Signatures go with it, owned by
-// owner too, as a validator expects of an expansion (their labels field
-// tells it).
+// expansion of it is there already (two records with one target).
+// Signatures go with it, owned by owner too, as a validator expects of an
+// expansion (their labels field tells it).
 func (l *lookup) addExpanded(a *rrset, owner string) {
 	if l.inAnswerAs(owner, a.typ) {
 		return // an SVCB whose target is the name asked: the answer holds it
