@@ -317,6 +317,12 @@ func (b *Builder) Build() (*Zone, error) {
 		return nil, b.errorf(0, "no SOA record at the apex")
 	}
 	b.link(z)
+	// link may have copied the apex (a new name below it counted among its
+	// children): the version's apex is the copy. It was the node before
+	// the copy, and an edit that added "*" at the apex answered NXDOMAIN
+	// for the names it covers (that node had no hasWildcard), where the
+	// file parsed whole expanded the wildcard (TestReparseAnswersAsParse).
+	z.apex = b.nodes[b.originKey]
 
 	// Names whose own records changed, and names new in this version, get
 	// their flags computed again; cuts for the whole zone only if some name
@@ -341,6 +347,10 @@ func (b *Builder) Build() (*Zone, error) {
 			b.flags(z, n)
 		}
 	}
+	// And flags may have: a wildcard below it whose records changed marks
+	// it (hasWildcard) on a copy, and the checks below compare nodes with
+	// the apex.
+	z.apex = b.nodes[b.originKey]
 	b.cuts(z, cutsMoved)
 
 	for k := range b.touched {
@@ -351,7 +361,7 @@ func (b *Builder) Build() (*Zone, error) {
 			}
 		}
 	}
-	if err := b.checkGlue(z); err != nil {
+	if err := b.checkGlue(z, cutsMoved); err != nil {
 		return nil, err
 	}
 	if err := b.soa(z); err != nil {
@@ -598,10 +608,13 @@ func duplicate(a, b dns.RR) bool {
 // address in the zone: without that glue the child cannot be reached
 // (RFC 9471 requires it to be sent). The apex NS targets inside the zone must
 // have addresses too, unless they sit under another cut. An edit checks the
-// delegations at and above the names it touched.
-func (b *Builder) checkGlue(z *Zone) error {
+// delegations at and above the names it touched; all of them where the
+// cuts moved (all): a cut gone uncovers the delegations below it, and an
+// edit that deleted "c NS" left "c.a.c NS ns.c.a.c" without its glue
+// unchecked, a zone Parse refuses (TestReparseAnswersAsParse).
+func (b *Builder) checkGlue(z *Zone, all bool) error {
 	check := map[string]struct{}{b.originKey: {}}
-	if b.base == nil {
+	if all {
 		for k, n := range b.nodes {
 			if n.delegation {
 				check[k] = struct{}{}
