@@ -312,17 +312,10 @@ func (b *Builder) Build() (*Zone, error) {
 	if err := b.attachSigs(); err != nil {
 		return nil, err
 	}
-	z.apex = b.nodes[b.originKey]
-	if z.apex == nil || z.apex.get(dns.TypeSOA) == nil {
+	if apex := b.nodes[b.originKey]; apex == nil || apex.get(dns.TypeSOA) == nil {
 		return nil, b.errorf(0, "no SOA record at the apex")
 	}
-	b.link(z)
-	// link may have copied the apex (a new name below it counted among its
-	// children): the version's apex is the copy. It was the node before
-	// the copy, and an edit that added "*" at the apex answered NXDOMAIN
-	// for the names it covers (that node had no hasWildcard), where the
-	// file parsed whole expanded the wildcard (TestReparseAnswersAsParse).
-	z.apex = b.nodes[b.originKey]
+	b.link()
 
 	// Names whose own records changed, and names new in this version, get
 	// their flags computed again; cuts for the whole zone only if some name
@@ -335,7 +328,7 @@ func (b *Builder) Build() (*Zone, error) {
 			continue
 		}
 		wasCut := n.delegation || n.dname
-		b.flags(z, n)
+		b.flags(n)
 		// A new name has no old descendants whose cut could move.
 		if !b.owned[n] && wasCut != (n.delegation || n.dname) {
 			cutsMoved = true
@@ -344,12 +337,16 @@ func (b *Builder) Build() (*Zone, error) {
 	for n, fresh := range b.owned {
 		b.pace.Tick()
 		if fresh {
-			b.flags(z, n)
+			b.flags(n)
 		}
 	}
-	// And flags may have: a wildcard below it whose records changed marks
-	// it (hasWildcard) on a copy, and the checks below compare nodes with
-	// the apex.
+	// The apex is taken only now: link and flags may copy it (a new name
+	// below it counts among its children, a wildcard below it marks it),
+	// and until then they know it by its key. Taken before them, it was
+	// the node before the copy, and an edit that added "*" at the apex
+	// answered NXDOMAIN for the names it covers (that node had no
+	// hasWildcard), where the file parsed whole expanded the wildcard
+	// (TestReparseAnswersAsParse).
 	z.apex = b.nodes[b.originKey]
 	b.cuts(z, cutsMoved)
 
@@ -411,7 +408,7 @@ func (b *Builder) attachSigs() error {
 // link keeps every name's ancestors in the zone: a new name gets its missing
 // ancestors as empty non-terminals, and a name left without records is
 // removed, with the empty non-terminals that only it kept.
-func (b *Builder) link(z *Zone) {
+func (b *Builder) link() {
 	// New names first, by depth, so that a parent exists before its children count.
 	var fresh []*node
 	for n, isNew := range b.owned {
@@ -435,7 +432,7 @@ func (b *Builder) link(z *Zone) {
 	}
 	for k := range b.touched {
 		n := b.nodes[k]
-		if n == nil || len(n.rrsets) > 0 || n == z.apex {
+		if n == nil || len(n.rrsets) > 0 || k == b.originKey {
 			continue
 		}
 		if n.children > 0 {
@@ -453,7 +450,7 @@ func (b *Builder) link(z *Zone) {
 				p.hasWildcard = false
 			}
 			b.touched[pk] = struct{}{}
-			if p.children > 0 || len(p.rrsets) > 0 || p == z.apex {
+			if p.children > 0 || len(p.rrsets) > 0 || pk == b.originKey {
 				break
 			}
 			k = pk
@@ -462,10 +459,11 @@ func (b *Builder) link(z *Zone) {
 }
 
 // flags computes what a node's own records say about it.
-func (b *Builder) flags(z *Zone, n *node) {
+func (b *Builder) flags(n *node) {
 	sort.Slice(n.rrsets, func(i, j int) bool { return n.rrsets[i].typ < n.rrsets[j].typ })
-	n.ent = len(n.rrsets) == 0 && n != z.apex
-	n.delegation = n != z.apex && n.get(dns.TypeNS) != nil
+	apex := n.key == b.originKey
+	n.ent = len(n.rrsets) == 0 && !apex
+	n.delegation = !apex && n.get(dns.TypeNS) != nil
 	n.dname = n.get(dns.TypeDNAME) != nil
 	n.alias = n.get(record.TypeALIAS) != nil
 	n.allSigs = nil
