@@ -177,7 +177,7 @@ func (l *lookup) run(name, k string) {
 				// wildcard's CNAME met again for a name it was not yet
 				// expanded for is that name's, and goes in first, as
 				// Knot puts it before it sees the loop.
-				if wildcard && !l.inAnswerAs(name, dns.TypeCNAME) {
+				if wildcard && !holds(l.res.Answer, name, dns.TypeCNAME) {
 					l.put(&l.res.Answer, cname, name)
 					if l.do {
 						l.proof.expansion(k, ce)
@@ -216,7 +216,7 @@ func (l *lookup) run(name, k string) {
 		switch {
 		case l.qtype == dns.TypeRRSIG:
 			l.res.Answer = l.res.appendOwned(l.res.Answer, s.sigs, name)
-		case l.inAnswerAs(name, s.typ):
+		case holds(l.res.Answer, name, s.typ):
 			// The chain came back to a record it holds already (a DNAME
 			// asked for, met on the way to its own owner): once.
 		default:
@@ -432,7 +432,7 @@ func (l *lookup) dname(cut *node, name, k string) (string, string, bool) {
 		// again), and the CNAME it makes for this one goes in, as Knot
 		// answers, beside its record already there. A name it made one
 		// for before is a loop.
-		if l.inAnswerAs(name, dns.TypeCNAME) {
+		if holds(l.res.Answer, name, dns.TypeCNAME) {
 			return "", "", false
 		}
 	} else {
@@ -532,7 +532,7 @@ func (l *lookup) additional(s *rrset) {
 				l.addExpanded(a, target)
 				continue
 			}
-			if l.inAnswer(a) || l.inAnswerAs(t.name, typ) {
+			if l.inAnswer(a) || holds(l.res.Answer, t.name, typ) {
 				continue // there already (the answer's owner may be a copy in the question's case)
 			}
 			l.res.Extra = append(l.res.Extra, a.rrs...)
@@ -552,13 +552,8 @@ func (l *lookup) additional(s *rrset) {
 // Signatures go with it, owned by owner too, as a validator expects of an
 // expansion (their labels field tells it).
 func (l *lookup) addExpanded(a *rrset, owner string) {
-	if l.inAnswerAs(owner, a.typ) {
-		return // an SVCB whose target is the name asked: the answer holds it
-	}
-	for _, rr := range l.res.Extra {
-		if h := rr.Header(); h.Rrtype == a.typ && h.Name == owner {
-			return
-		}
+	if holds(l.res.Answer, owner, a.typ) || holds(l.res.Extra, owner, a.typ) {
+		return
 	}
 	for _, rr := range a.rrs {
 		l.res.Extra = append(l.res.Extra, l.res.owned(rr, owner))
@@ -595,10 +590,10 @@ func (l *lookup) inExtra(x dns.RR) bool {
 	return false
 }
 
-// inAnswerAs reports whether the answer holds a record of type typ owned by
+// holds reports whether the section holds a record of type typ owned by
 // owner.
-func (l *lookup) inAnswerAs(owner string, typ uint16) bool {
-	for _, rr := range l.res.Answer {
+func holds(sec []dns.RR, owner string, typ uint16) bool {
+	for _, rr := range sec {
 		if h := rr.Header(); h.Rrtype == typ && strings.EqualFold(h.Name, owner) {
 			return true
 		}
