@@ -46,46 +46,40 @@ func TestRandomZonesAsKnot(t *testing.T) {
 	const zones = 12
 	first := randomSeed(t)
 	t.Run("unsigned", func(t *testing.T) {
-		var drawn []conformance.RandomZone
-		var files []string
-		dir := t.TempDir()
-		for i := range uint64(zones) {
-			seed := first + i
-			z := conformance.NewRandomZone(rand.New(rand.NewPCG(seed, seed)), fmt.Sprintf("r%d.test", seed))
+		askRandomZones(t, first, zones, "r", false, func(dir string, z conformance.RandomZone, _ uint64) string {
 			path := filepath.Join(dir, z.Origin+"zone")
 			if err := os.WriteFile(path, []byte(z.Text), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			drawn, files = append(drawn, z), append(files, path)
-		}
-		askRandomZones(t, first, drawn, files, false)
+			return path
+		})
 	})
 	t.Run("signed", func(t *testing.T) {
 		signer := signerOf(t)
-		var drawn []conformance.RandomZone
-		var files []string
-		dir := t.TempDir()
-		for i := range uint64(zones) {
-			seed := first + zones + i
-			z := conformance.NewRandomZone(rand.New(rand.NewPCG(seed, seed)), fmt.Sprintf("s%d.test", seed))
-			drawn = append(drawn, z)
-			files = append(files, signer(dir, z, i*3/zones))
-		}
-		askRandomZones(t, first+zones, drawn, files, true)
+		askRandomZones(t, first+zones, zones, "s", true, func(dir string, z conformance.RandomZone, i uint64) string {
+			return signer(dir, z, i*3/zones)
+		})
 	})
 }
 
-// askRandomZones serves the zones, drawn from seeds first on, from files,
-// by Knot and ontime, and asks them every query of each.
-func askRandomZones(t *testing.T, first uint64, drawn []conformance.RandomZone, paths []string, do bool) {
+// askRandomZones draws n zones from seeds first on, named prefix and the
+// seed, writes the i-th with file (in dir, returning its path), serves them
+// by Knot and ontime, and asks them every query of each, with DO where do.
+func askRandomZones(t *testing.T, first, n uint64, prefix string, do bool, file func(dir string, z conformance.RandomZone, i uint64) string) {
+	dir := t.TempDir()
+	var drawn []conformance.RandomZone
 	var files []zoneFile
 	var body strings.Builder
 	var origins []string
-	for i, z := range drawn {
+	for i := range n {
+		seed := first + i
+		z := conformance.NewRandomZone(rand.New(rand.NewPCG(seed, seed)), fmt.Sprintf("%s%d.test", prefix, seed))
+		path := file(dir, z, i)
 		origin := strings.TrimSuffix(z.Origin, ".")
-		files = append(files, zoneFile{origin: origin, path: paths[i]})
+		drawn = append(drawn, z)
+		files = append(files, zoneFile{origin: origin, path: path})
 		origins = append(origins, origin)
-		fmt.Fprintf(&body, "    zonestore %s %s\n", paths[i], origin)
+		fmt.Fprintf(&body, "    zonestore %s %s\n", path, origin)
 	}
 	knot := startKnot(t, files)
 	// Knot sends no UDP answer over 1232 octets whatever the client's
@@ -143,7 +137,7 @@ func askRandomZones(t *testing.T, first uint64, drawn []conformance.RandomZone, 
 		}
 		if wrong > 0 {
 			differ++
-			text, _ := os.ReadFile(paths[i])
+			text, _ := os.ReadFile(files[i].path)
 			if do {
 				text = []byte(z.Text + "\n; signed:\n" + string(text))
 			}
