@@ -38,23 +38,24 @@ const (
 	kindGlue // below a delegation: addresses only
 )
 
+// drawLabels draws a relative name of one to three labels of randomLabels.
+func drawLabels(rng *rand.Rand) []string {
+	labels := make([]string, 1+rng.IntN(3))
+	for i := range labels {
+		labels[i] = randomLabels[rng.IntN(len(randomLabels))]
+	}
+	return labels
+}
+
 // NewRandomZone draws a zone under origin with rng.
 func NewRandomZone(rng *rand.Rand, origin string) RandomZone {
 	origin = dns.Fqdn(origin)
-	abs := func(rel string) string {
-		if rel == "" {
-			return origin
-		}
-		return rel + "." + origin
-	}
+	abs := func(rel string) string { return rel + "." + origin }
 	// Draw names, shallow first, so that each one's ancestors are decided
 	// before it.
 	var drawn [][]string
 	for range 20 + rng.IntN(25) {
-		labels := make([]string, 1+rng.IntN(3))
-		for i := range labels {
-			labels[i] = randomLabels[rng.IntN(len(randomLabels))]
-		}
+		labels := drawLabels(rng)
 		if rng.IntN(6) == 0 {
 			labels[0] = "*"
 		}
@@ -109,11 +110,7 @@ func NewRandomZone(rng *rand.Rand, origin string) RandomZone {
 			}
 			return abs(o)
 		case r < 8:
-			labels := make([]string, 1+rng.IntN(3))
-			for i := range labels {
-				labels[i] = randomLabels[rng.IntN(len(randomLabels))]
-			}
-			return abs(strings.Join(labels, "."))
+			return abs(strings.Join(drawLabels(rng), "."))
 		default:
 			return fmt.Sprintf("%s.example.net.", randomLabels[rng.IntN(len(randomLabels))])
 		}
