@@ -209,10 +209,9 @@ func (b *Builder) delete(rr dns.RR) error {
 	switch r := rr.(type) {
 	case *dns.NSEC3:
 		for i, n := range b.nsec3 {
-			if dns.IsDuplicate(n.rr, r) {
-				b.nsec3 = slices.Delete(b.nsec3, i, i+1)
-				b.nsec3Changed = true
-				b.records -= 1 + len(n.sigs)
+			if n.rr != nil && dns.IsDuplicate(n.rr, r) {
+				b.ownNSEC3(i).rr = nil // its signatures stay until Build: an IXFR deletes them after it (dropEmptied)
+				b.records--
 				return nil
 			}
 		}
@@ -241,12 +240,12 @@ func (b *Builder) delete(rr dns.RR) error {
 		}
 		for j, have := range *list {
 			if duplicate(have, rr) {
+				// An RRset left empty keeps its signatures until Build
+				// (dropEmptied): an IXFR deletes a set's signatures
+				// after the set, and the SOA's always (RFC 1995: the
+				// old SOA opens each difference).
 				*list = slices.Delete(*list, j, j+1)
 				b.records--
-				if len(s.rrs) == 0 {
-					b.records -= len(s.sigs)
-					n.rrsets = slices.Delete(n.rrsets, i, i+1)
-				}
 				b.touched[k] = struct{}{}
 				return nil
 			}
@@ -308,6 +307,7 @@ func (b *Builder) Build() (*Zone, error) {
 	}
 	b.err = fmt.Errorf("zone %q: Build called twice", b.origin)
 	defer b.pace.Close()
+	b.dropEmptied()
 	z := &Zone{origin: b.origin, originKey: b.originKey, file: b.file, nodes: b.nodes, records: b.records}
 	if err := b.attachSigs(); err != nil {
 		return nil, err
@@ -369,6 +369,34 @@ func (b *Builder) Build() (*Zone, error) {
 	}
 	z.idx = b.indexFor(z)
 	return z, nil
+}
+
+// dropEmptied removes the RRsets and NSEC3 records this edit deleted every
+// record of, with the signatures still beside them: signatures of nothing.
+// Before attachSigs, so that a new signature of what is gone is still an
+// error.
+func (b *Builder) dropEmptied() {
+	for k := range b.touched {
+		n := b.nodes[k]
+		if n == nil || !slices.ContainsFunc(n.rrsets, func(s rrset) bool { return len(s.rrs) == 0 }) {
+			continue
+		}
+		n = b.mutable(k, "", false)
+		n.rrsets = slices.DeleteFunc(n.rrsets, func(s rrset) bool {
+			if len(s.rrs) == 0 {
+				b.records -= len(s.sigs)
+				return true
+			}
+			return false
+		})
+	}
+	b.nsec3 = slices.DeleteFunc(b.nsec3, func(n *nsec3Node) bool {
+		if n.rr == nil {
+			b.records -= len(n.sigs)
+			return true
+		}
+		return false
+	})
 }
 
 // attachSigs puts every pending RRSIG beside the RRset it covers, or the NSEC3 it covers.

@@ -2,6 +2,8 @@ package zonestore
 
 import (
 	"errors"
+	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -137,5 +139,116 @@ func TestEditKeepsDerivedStateRight(t *testing.T) {
 	expect(z5, "www.example.org.", dns.TypeA, dns.RcodeSuccess, true, 1)
 	if err := z5.Edit().Delete(rr("nothere.example.org. 300 A 192.0.2.1")); err == nil {
 		t.Fatal("deleting a record the zone does not hold succeeded")
+	}
+}
+
+// TestEditDeletesSignaturesAfterWhatTheyCover: an IXFR of a signed zone
+// deletes an RRset's signatures after the RRset, and the old SOA, whose
+// signatures go too, opens every difference (RFC 1995). An edit that
+// deletes an RRset's last record, or an NSEC3 record, keeps their
+// signatures until Build, so that deleting them after still finds them
+// (it failed, "the zone does not hold it", and every IXFR of a signed
+// zone fell back to AXFR: TestRandomIXFRAsKnot). Signatures of nothing
+// left are dropped at Build, and counted out.
+func TestEditDeletesSignaturesAfterWhatTheyCover(t *testing.T) {
+	const path = "../testdata/zones/nsec3.test.zone"
+	z, err := ParseFile(path, "nsec3.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var soa *dns.SOA
+	var soaSig, n3Sig *dns.RRSIG
+	var n3 *dns.NSEC3
+	var apexA *dns.A
+	zp := dns.NewZoneParser(f, "nsec3.test.", path)
+	for rr, ok := zp.Next(); ok; rr, ok = zp.Next() {
+		switch r := rr.(type) {
+		case *dns.SOA:
+			soa = r
+		case *dns.A:
+			if r.Hdr.Name == "nsec3.test." {
+				apexA = r
+			}
+		case *dns.NSEC3:
+			if n3 == nil {
+				n3 = r
+			}
+		case *dns.RRSIG:
+			switch {
+			case r.TypeCovered == dns.TypeSOA:
+				soaSig = r
+			case r.TypeCovered == dns.TypeNSEC3 && n3 != nil && r.Hdr.Name == n3.Hdr.Name:
+				n3Sig = r
+			}
+		}
+	}
+	if soa == nil || soaSig == nil || n3 == nil || n3Sig == nil || apexA == nil {
+		t.Fatalf("%s: no SOA, NSEC3 or their signatures, or no A at the apex", path)
+	}
+	newSOA := dns.Copy(soa).(*dns.SOA)
+	newSOA.Serial++
+	resign := func(s *dns.RRSIG) *dns.RRSIG {
+		c := dns.Copy(s).(*dns.RRSIG)
+		c.Inception++
+		return c
+	}
+	newSOASig, newN3Sig := resign(soaSig), resign(n3Sig)
+	n3Hash := strings.ToUpper(firstLabelPresentation(n3.Hdr.Name))
+
+	for _, sigsFirst := range []bool{false, true} {
+		b := z.Edit()
+		deleted := []dns.RR{soa, soaSig, n3, n3Sig}
+		if sigsFirst {
+			deleted = []dns.RR{soaSig, soa, n3Sig, n3}
+		}
+		for _, rr := range deleted {
+			if err := b.Delete(rr); err != nil {
+				t.Fatalf("signatures deleted first %v: %v", sigsFirst, err)
+			}
+		}
+		for _, rr := range []dns.RR{newSOA, newSOASig, n3, newN3Sig} {
+			must(t, b.Add(dns.Copy(rr), 0))
+		}
+		next, err := b.Build()
+		if err != nil {
+			t.Fatalf("signatures deleted first %v: %v", sigsFirst, err)
+		}
+		r := next.Lookup("nsec3.test.", dns.TypeSOA, true)
+		if len(r.Answer) != 2 || r.Answer[0].(*dns.SOA).Serial != newSOA.Serial || !dns.IsDuplicate(r.Answer[1], newSOASig) {
+			t.Errorf("signatures deleted first %v: SOA answer %v, want the new SOA and its one new signature", sigsFirst, r.Answer)
+		}
+		if n := next.findNSEC3(n3Hash); n == nil || len(n.sigs) != 1 || !dns.IsDuplicate(n.sigs[0], newN3Sig) {
+			t.Errorf("signatures deleted first %v: NSEC3 %s holds %v, want its one new signature", sigsFirst, n3Hash, n)
+		}
+		if next.Records() != z.Records() {
+			t.Errorf("signatures deleted first %v: %d records, want %d", sigsFirst, next.Records(), z.Records())
+		}
+	}
+
+	// An RRset deleted whole whose signature the edit leaves: the
+	// signature goes with it, counted out.
+	b := z.Edit()
+	must(t, b.Delete(apexA))
+	next, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := next.Lookup("nsec3.test.", dns.TypeRRSIG, true); slices.ContainsFunc(r.Answer, func(rr dns.RR) bool {
+		sig, ok := rr.(*dns.RRSIG)
+		return ok && sig.TypeCovered == dns.TypeA
+	}) {
+		t.Errorf("the apex A's signature outlived it: %v", r.Answer)
+	}
+	if next.Records() != z.Records()-2 {
+		t.Errorf("%d records, want %d", next.Records(), z.Records()-2)
+	}
+	// A signature the zone does not hold still cannot be deleted.
+	if err := z.Edit().Delete(newSOASig); err == nil {
+		t.Error("deleting a signature the zone does not hold succeeded")
 	}
 }
