@@ -15,25 +15,35 @@ import (
 	"github.com/ontimedns/ontime/internal/freeport"
 )
 
-// knotPrimary is Knot DNS serving one zone as a primary: AXFR, IXFR from
-// its journal (the differences between versions of the zone file), and
+// knotPrimary is Knot DNS serving zones as a primary: AXFR, IXFR from
+// its journal (the differences between versions of each zone file), and
 // NOTIFY to ontime.
 type knotPrimary struct {
 	*server
-	conf, file, origin string
+	conf   string
+	files  map[string]string // each zone's file, by origin
+	origin string            // the first zone: update's
 }
 
-// startKnotPrimary starts Knot; with secret set, transfers need the TSIG
-// key xfr. (hmac-sha256, that secret), and Knot signs its NOTIFY with it.
+// startKnotPrimary starts Knot with one zone; with secret set, transfers
+// need the TSIG key xfr. (hmac-sha256, that secret), and Knot signs its
+// NOTIFY with it.
 func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret string) *knotPrimary {
+	t.Helper()
+	return startKnotPrimaries(t, []primaryZone{{origin, zone}}, []int{notifyPort}, secret)
+}
+
+// primaryZone is a zone's origin and the text of its file.
+type primaryZone struct{ origin, text string }
+
+// startKnotPrimaries starts Knot with zones, each sending NOTIFY to every
+// port of notifyPorts on 127.0.0.1, as startKnotPrimary.
+func startKnotPrimaries(t testing.TB, zones []primaryZone, notifyPorts []int, secret string) *knotPrimary {
 	t.Helper()
 	bin := knotd(t)
 	dir := t.TempDir()
 	port := freeport.Get(t)
-	file := filepath.Join(dir, origin+".zone")
-	if err := os.WriteFile(file, []byte(zone), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	k := &knotPrimary{conf: filepath.Join(dir, "knot.conf"), files: map[string]string{}, origin: zones[0].origin}
 	var b strings.Builder
 	knotServer(&b, dir, port, "info")
 	acl := "acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n"
@@ -41,28 +51,52 @@ func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret 
 		fmt.Fprintf(&b, "key:\n  - id: xfr.\n    algorithm: hmac-sha256\n    secret: %s\n", secret)
 		acl += "    key: xfr.\n"
 	}
-	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", notifyPort)
-	if secret != "" {
-		b.WriteString("    key: xfr.\n") // NOTIFY signed too
+	b.WriteString("remote:\n")
+	var remotes []string
+	for i, p := range notifyPorts {
+		fmt.Fprintf(&b, "  - id: ontime%d\n    address: 127.0.0.1@%d\n", i, p)
+		if secret != "" {
+			b.WriteString("    key: xfr.\n") // NOTIFY signed too
+		}
+		remotes = append(remotes, fmt.Sprintf("ontime%d", i))
 	}
 	b.WriteString(acl)
 	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: difference\n    journal-content: changes\n")
-	fmt.Fprintf(&b, "zone:\n  - domain: %s\n    file: %s\n    notify: ontime\n    acl: xfr\n", origin, file)
-	conf := filepath.Join(dir, "knot.conf")
-	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+	b.WriteString("zone:\n")
+	var origins []string
+	for _, z := range zones {
+		k.files[z.origin] = filepath.Join(dir, z.origin+".zone")
+		k.write(t, z.origin, z.text)
+		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n    notify: [%s]\n    acl: xfr\n", z.origin, k.files[z.origin], strings.Join(remotes, ", "))
+		origins = append(origins, z.origin)
+	}
+	if err := os.WriteFile(k.conf, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return &knotPrimary{start(t, "knotd", exec.Command(bin, "-c", conf), port, origin), conf, file, origin}
+	k.server = start(t, "knotd", exec.Command(bin, "-c", k.conf), port, origins...)
+	return k
 }
 
-// update writes a new version of the zone file and has Knot load it: Knot
-// stores the difference in its journal and sends NOTIFY.
+// update writes a new version of the first zone's file and has Knot load
+// it: Knot stores the difference in its journal and sends NOTIFY.
 func (k *knotPrimary) update(t testing.TB, zone string) {
 	t.Helper()
-	if err := os.WriteFile(k.file, []byte(zone), 0o644); err != nil {
+	k.write(t, k.origin, zone)
+	k.reload(t)
+}
+
+// write writes a new version of a zone's file, for reload to load.
+func (k *knotPrimary) write(t testing.TB, origin, zone string) {
+	t.Helper()
+	if err := os.WriteFile(k.files[origin], []byte(zone), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := exec.Command("knotc", "-c", k.conf, "zone-reload", k.origin).CombinedOutput(); err != nil {
+}
+
+// reload has Knot load every zone file written since.
+func (k *knotPrimary) reload(t testing.TB) {
+	t.Helper()
+	if out, err := exec.Command("knotc", "-c", k.conf, "zone-reload").CombinedOutput(); err != nil {
 		t.Fatalf("knotc zone-reload: %v\n%s", err, out)
 	}
 }
