@@ -110,8 +110,9 @@ func askRandomZones(t *testing.T, first, n uint64, prefix string, do bool, file 
 // asKnot puts queries to Knot and to ontime's servers and compares the
 // answers, as TestConformanceWithKnot does, under the written policies
 // below (records Knot repeats, the wildcard glue it leaves under the
-// wildcard's name, a truncation asked again over TCP); it counts what it
-// asked and what Knot's answers held.
+// wildcard's name, a truncation asked again over TCP, an NXDOMAIN Knot
+// sends without AA or proof); it counts what it asked and what Knot's
+// answers held.
 type asKnot struct {
 	knot    *server
 	servers []*server
@@ -133,6 +134,13 @@ func (a *asKnot) ask(t *testing.T, q conformance.Query, reported int) (wrong int
 	}
 	repeated := renameWildcardGlue(k) // first: a record it renames is no repeat of the answer's
 	repeated += dropRepeats(k)
+	// Knot's NXDOMAIN in a signed zone with neither AA nor an SOA: it
+	// sent no proof, having none of the closest encloser (an empty
+	// non-terminal that opt-out left without an NSEC3, above an insecure
+	// delegation: ns.a.b where only a.a.b NS is below a.b). ontime sends
+	// its answer with AA and the proofs it has; the rcode and the answer
+	// must still be Knot's.
+	gaveUp := q.Do && k.Rcode == dns.RcodeNameError && !k.Authoritative && len(k.Ns) == 0
 	a.proofs += countTypes(k.Ns, dns.TypeNSEC, dns.TypeNSEC3)
 	a.sigs += countTypes(k.Answer, dns.TypeRRSIG)
 	for j, s := range a.servers {
@@ -158,7 +166,13 @@ func (a *asKnot) ask(t *testing.T, q conformance.Query, reported int) (wrong int
 			}
 			a.excused++
 		}
-		if d := diff(q, k, o); len(d) > 0 {
+		want := k
+		if gaveUp {
+			want = k.Copy()
+			want.Authoritative, want.Ns = o.Authoritative, o.Ns
+			a.excused++
+		}
+		if d := diff(q, want, o); len(d) > 0 {
 			if reported+wrong < 5 {
 				t.Errorf("%s %s:\n%s", a.names[j], q, strings.Join(d, "\n"))
 			}
@@ -169,7 +183,7 @@ func (a *asKnot) ask(t *testing.T, q conformance.Query, reported int) (wrong int
 }
 
 func (a *asKnot) String() string {
-	return fmt.Sprintf("%d answers compared under a written policy (records Knot repeats, wildcard glue Knot leaves under the wildcard's name, a truncation asked again over TCP); Knot's answers held %d signatures, %d NSEC and NSEC3 records in authority",
+	return fmt.Sprintf("%d answers compared under a written policy (records Knot repeats, wildcard glue Knot leaves under the wildcard's name, a truncation asked again over TCP, an NXDOMAIN Knot sent without proof); Knot's answers held %d signatures, %d NSEC and NSEC3 records in authority",
 		a.excused, a.sigs, a.proofs)
 }
 

@@ -30,15 +30,17 @@ type knotPrimary struct {
 // NOTIFY with it.
 func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret string) *knotPrimary {
 	t.Helper()
-	return startKnotPrimaries(t, []primaryZone{{origin, zone}}, []int{notifyPort}, secret)
+	return startKnotPrimaries(t, []primaryZone{{origin, zone}}, []int{notifyPort}, secret, "difference")
 }
 
 // primaryZone is a zone's origin and the text of its file.
 type primaryZone struct{ origin, text string }
 
 // startKnotPrimaries starts Knot with zones, each sending NOTIFY to every
-// port of notifyPorts on 127.0.0.1, as startKnotPrimary.
-func startKnotPrimaries(t testing.TB, zones []primaryZone, notifyPorts []int, secret string) *knotPrimary {
+// port of notifyPorts on 127.0.0.1, as startKnotPrimary. load is Knot's
+// zonefile-load: "difference" keeps each version's difference from the
+// one before for IXFR; "whole" loads each version afresh.
+func startKnotPrimaries(t testing.TB, zones []primaryZone, notifyPorts []int, secret, load string) *knotPrimary {
 	t.Helper()
 	bin := knotd(t)
 	dir := t.TempDir()
@@ -51,7 +53,9 @@ func startKnotPrimaries(t testing.TB, zones []primaryZone, notifyPorts []int, se
 		fmt.Fprintf(&b, "key:\n  - id: xfr.\n    algorithm: hmac-sha256\n    secret: %s\n", secret)
 		acl += "    key: xfr.\n"
 	}
-	b.WriteString("remote:\n")
+	if len(notifyPorts) > 0 {
+		b.WriteString("remote:\n")
+	}
 	var remotes []string
 	for i, p := range notifyPorts {
 		fmt.Fprintf(&b, "  - id: ontime%d\n    address: 127.0.0.1@%d\n", i, p)
@@ -61,13 +65,16 @@ func startKnotPrimaries(t testing.TB, zones []primaryZone, notifyPorts []int, se
 		remotes = append(remotes, fmt.Sprintf("ontime%d", i))
 	}
 	b.WriteString(acl)
-	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: difference\n    journal-content: changes\n")
+	fmt.Fprintf(&b, "template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: %s\n    journal-content: changes\n", load)
 	b.WriteString("zone:\n")
 	var origins []string
 	for _, z := range zones {
 		k.files[z.origin] = filepath.Join(dir, z.origin+".zone")
 		k.write(t, z.origin, z.text)
-		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n    notify: [%s]\n    acl: xfr\n", z.origin, k.files[z.origin], strings.Join(remotes, ", "))
+		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n    acl: xfr\n", z.origin, k.files[z.origin])
+		if len(remotes) > 0 {
+			fmt.Fprintf(&b, "    notify: [%s]\n", strings.Join(remotes, ", "))
+		}
 		origins = append(origins, z.origin)
 	}
 	if err := os.WriteFile(k.conf, []byte(b.String()), 0o644); err != nil {
