@@ -111,8 +111,10 @@ func askRandomZones(t *testing.T, first, n uint64, prefix string, do bool, file 
 // answers, as TestConformanceWithKnot does, under the written policies
 // below (records Knot repeats, the wildcard glue it leaves under the
 // wildcard's name, a truncation asked again over TCP, an NXDOMAIN Knot
-// sends without AA or proof); it counts what it asked and what Knot's
-// answers held.
+// sends without AA or proof, the closest encloser proof Knot leaves out
+// for a literal * name, an answer Knot truncates that fits the same room
+// as ontime compresses it); it counts what it asked and what Knot's answers
+// held.
 type asKnot struct {
 	knot    *server
 	servers []*server
@@ -128,12 +130,7 @@ type asKnot struct {
 func (a *asKnot) ask(t *testing.T, q conformance.Query, reported int) (wrong int) {
 	t.Helper()
 	a.asked++
-	k, err := exchange(t, a.knot.addr, q.Msg(), q.TCP)
-	if err != nil {
-		t.Fatalf("knot %s: %v", q, err)
-	}
-	repeated := renameWildcardGlue(k) // first: a record it renames is no repeat of the answer's
-	repeated += dropRepeats(k)
+	k, repeated := a.knotAnswer(t, q, q.TCP)
 	// Knot's NXDOMAIN in a signed zone with neither AA nor an SOA: it
 	// sent no proof, having none of the closest encloser (an empty
 	// non-terminal that opt-out left without an NSEC3, above an insecure
@@ -167,12 +164,32 @@ func (a *asKnot) ask(t *testing.T, q conformance.Query, reported int) (wrong int
 			a.excused++
 		}
 		want := k
+		if k.Truncated && !o.Truncated && !q.TCP {
+			// ontime's encoder points into the names of a record's
+			// data (a CNAME's target), Knot's only into owner names:
+			// an answer 9 octets over 1232 for Knot fits for ontime
+			// (1,229, where Knot writes 1,241 over TCP). Knot's whole
+			// answer is then its answer over TCP, and ontime's must be
+			// within 1232 octets.
+			if n := len(udpRaw(t, s.addr, q.Msg())); n > 1232 {
+				t.Errorf("%s %s: %d octets over UDP, past 1232", a.names[j], q, n)
+				wrong++
+				continue
+			}
+			want, _ = a.knotAnswer(t, q, true)
+			a.excused++
+		}
 		if gaveUp {
 			want = k.Copy()
 			want.Authoritative, want.Ns = o.Authoritative, o.Ns
 			a.excused++
 		}
-		if d := diff(q, want, o); len(d) > 0 {
+		d := diff(q, want, o)
+		switch {
+		case len(d) == 0:
+		case provesMore(q, want, o):
+			a.excused++
+		default:
 			if reported+wrong < 5 {
 				t.Errorf("%s %s:\n%s", a.names[j], q, strings.Join(d, "\n"))
 			}
@@ -182,8 +199,57 @@ func (a *asKnot) ask(t *testing.T, q conformance.Query, reported int) (wrong int
 	return wrong
 }
 
+// knotAnswer is Knot's answer to q, over TCP where tcp, with what
+// renameWildcardGlue and dropRepeats put right in it, and how many
+// records that was.
+func (a *asKnot) knotAnswer(t *testing.T, q conformance.Query, tcp bool) (*dns.Msg, int) {
+	t.Helper()
+	k, err := exchange(t, a.knot.addr, q.Msg(), tcp)
+	if err != nil {
+		t.Fatalf("knot %s: %v", q, err)
+	}
+	repeated := renameWildcardGlue(k) // first: a record it renames is no repeat of the answer's
+	return k, repeated + dropRepeats(k)
+}
+
+// provesMore reports whether ours is knot's answer to a question whose
+// first label is a literal * naming no wildcard of the zone (one drawn and
+// deleted since, *.a.b), which another wildcard covers (*.b): with more
+// NSEC3 records in authority, and nothing else different. Knot sends the
+// NSEC3 that matches the wildcard alone, as it would for the wildcard's
+// own name; ontime sends the closest encloser proof with it, which RFC
+// 5155 section 7.2.5 asks of a wildcard's answer.
+func provesMore(q conformance.Query, knot, ours *dns.Msg) bool {
+	if !q.Do || !strings.HasPrefix(q.Name, "*.") || knot.Rcode != ours.Rcode || flags(knot) != flags(ours) ||
+		!slices.Equal(section(knot.Answer), section(ours.Answer)) || !slices.Equal(section(knot.Extra), section(ours.Extra)) {
+		return false
+	}
+	theirs := map[string]bool{}
+	for _, s := range section(knot.Ns) {
+		theirs[s] = true
+	}
+	more := 0
+	for _, rr := range ours.Ns {
+		if s := strings.ToLower(rr.String()); theirs[s] {
+			delete(theirs, s)
+			continue
+		}
+		more++
+		switch rr := rr.(type) {
+		case *dns.NSEC3:
+		case *dns.RRSIG:
+			if rr.TypeCovered != dns.TypeNSEC3 {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return len(theirs) == 0 && more > 0
+}
+
 func (a *asKnot) String() string {
-	return fmt.Sprintf("%d answers compared under a written policy (records Knot repeats, wildcard glue Knot leaves under the wildcard's name, a truncation asked again over TCP, an NXDOMAIN Knot sent without proof); Knot's answers held %d signatures, %d NSEC and NSEC3 records in authority",
+	return fmt.Sprintf("%d answers compared under a written policy (records Knot repeats, wildcard glue Knot leaves under the wildcard's name, a truncation asked again over TCP, an NXDOMAIN Knot sent without proof, a closest encloser proof Knot left out, an answer that fits ontime's compression); Knot's answers held %d signatures, %d NSEC and NSEC3 records in authority",
 		a.excused, a.sigs, a.proofs)
 }
 
