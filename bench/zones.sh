@@ -10,8 +10,11 @@
 #
 #   bash bench/zones.sh            # ZONES=100000 SECONDS_PER_RUN=10
 #
-# SERVERS="ontime" runs one of them; KEEP_ZONES=1 keeps the zones written
-# by the last run.
+# SERVERS="ontime" runs one of them ("ontime": zonestore alone; "full":
+# the issue's chain, prometheus, codel, fastpack and zonestore, over the
+# same directory; "lookup": the full chain keeping no answers, `replay 0`,
+# so that every query is looked up, as Knot looks each one up); KEEP_ZONES=1
+# keeps the zones written by the last run.
 #
 # Bounded: each server is given LOAD_TIMEOUT seconds to load and one run of
 # SECONDS_PER_RUN; each is killed when measured.
@@ -25,7 +28,7 @@ out=bench/out/zones-run
 mkdir -p "$out"
 go build -o coredns ./cmd/coredns
 go build -o "$out/loadgen" ./bench/loadgen
-SERVERS=${SERVERS:-ontime knot}
+SERVERS=${SERVERS:-ontime full lookup knot}
 if [ -z "${KEEP_ZONES:-}" ] || [ ! -d "$out/zones" ]; then
 	echo "generating $ZONES zones"
 	go run ./bench/genzones -zones "$ZONES" -dir "$out/zones" -knot "$out/zones.knot.conf" -queries "$out/queries.txt"
@@ -63,18 +66,23 @@ measure() { # name
 }
 : > "$out/results.tsv"
 
-run_ontime() {
-# ontime: an empty server first, for the memory a zone adds.
+# ontime_server name plugins [option]: an empty server first, for the
+# memory a zone adds, then the zones; plugins go before zonestore, option
+# inside its block.
+ontime_server() {
 mkdir -p "$out/empty"
-printf ".:$port {\n    bind 127.0.0.1\n    zonestore {\n        directory $PWD/$out/empty\n        reload 0\n    }\n}\n" > "$out/Corefile.empty"
-GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile.empty" -quiet > "$out/ontime-empty.log" 2>&1 &
+printf ".:$port {\n    bind 127.0.0.1\n$2    zonestore {\n        directory $PWD/$out/empty\n        reload 0\n${3:-}    }\n}\n" > "$out/Corefile.empty"
+GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile.empty" -quiet > "$out/$1-empty.log" 2>&1 &
 pid=$!; sleep 2; empty=$(rss $pid); kill $pid; wait $pid 2>/dev/null || true; pid=
-printf ".:$port {\n    bind 127.0.0.1\n    zonestore {\n        directory $PWD/$out/zones\n        reload 0\n    }\n}\n" > "$out/Corefile"
+printf ".:$port {\n    bind 127.0.0.1\n$2    zonestore {\n        directory $PWD/$out/zones\n        reload 0\n${3:-}    }\n}\n" > "$out/Corefile"
 start=$(now)
-GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile" -quiet > "$out/ontime.log" 2>&1 &
+GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile" -quiet > "$out/$1.log" 2>&1 &
 pid=$!
-measure ontime
+measure "$1"
 }
+run_ontime() { ontime_server ontime ""; }
+run_full() { ontime_server full "    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n"; }
+run_lookup() { ontime_server lookup "    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n" "        replay 0\n"; }
 
 run_knot() {
 # Knot: the same files, one zone entry each.
@@ -103,5 +111,6 @@ for s in $SERVERS; do "run_$s"; done
 printf '%-8s %12s %14s %16s %12s %10s %8s\n' server "load (s)" "RSS (MiB)" "bytes/record" "q/s" "p99 (ms)" errors
 awk -F'\t' '{ printf "%-8s %12.1f %14.0f %16d %12.0f %10.2f %8d\n", $1, $2, $3 / 1024, $4, $5, $6, $7 }' "$out/results.tsv"
 awk -F'\t' '{ v[$1] = $0; l[$1] = $2; m[$1] = $4; q[$1] = $5 } END {
-	printf "ontime / Knot: load time %.2fx, memory per record %.2fx, throughput %.2fx\n", l["ontime"] / l["knot"], m["ontime"] / m["knot"], q["ontime"] / q["knot"] }' "$out/results.tsv"
+	for (s in l) if (s != "knot" && ("knot" in l))
+		printf "%s / Knot: load time %.2fx, memory per record %.2fx, throughput %.2fx\n", s, l[s] / l["knot"], m[s] / m["knot"], q[s] / q["knot"] }' "$out/results.tsv"
 echo "($ZONES zones, $records records)"

@@ -124,8 +124,8 @@ func dsWithoutNS(lines []string) bool {
 // seed, serves them from Knot as primary to two ontime secondaries
 // (zonestore alone, and the full chain), and compares the
 // secondaries' answers at each version with those of another Knot that
-// loads the version whole. With sign, the zones
-// are signed and asked with DO.
+// loads the version whole. With sign, the zones are signed and asked with
+// DO.
 func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(dir string, z conformance.RandomZone, kind uint64) string) {
 	dir := t.TempDir()
 	file := func(v *versionedZone) string {
