@@ -290,7 +290,7 @@ func (l *lookup) seen(n *node) bool {
 func (z *Zone) wildcardOf(n *node) *node {
 	var buf [maxName + 3]byte
 	b := append(append(buf[:0], 1, '*'), n.key...)
-	return z.nodes[string(b)]
+	return z.node(keyOfBytes(b))
 }
 
 // put appends an RRset under owner (the question's case for the name asked,

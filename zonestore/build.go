@@ -2,7 +2,6 @@ package zonestore
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -85,7 +84,7 @@ func NewBuilder(origin, file string) (*Builder, error) {
 // Edit starts the next version of z. The zone z itself never changes.
 func (z *Zone) Edit() *Builder {
 	return &Builder{origin: z.origin, originKey: z.originKey, file: z.file, base: z,
-		nodes: maps.Clone(z.nodes), owned: map[*node]bool{}, touched: map[string]struct{}{},
+		nodes: z.nodeMap(), owned: map[*node]bool{}, touched: map[string]struct{}{},
 		nsec3: slices.Clone(z.nsec3), nsec3Owned: map[*nsec3Node]bool{}, records: z.records}
 }
 
@@ -368,6 +367,9 @@ func (b *Builder) Build() (*Zone, error) {
 		return nil, err
 	}
 	z.idx = b.indexFor(z)
+	if z.idx == nil {
+		z.few, z.nodes = fewOf(z.nodes), nil
+	}
 	return z, nil
 }
 

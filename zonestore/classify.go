@@ -45,7 +45,7 @@ func (z *Zone) classify(k string) (Class, *node) {
 	case ck != "" && ck == n.key:
 		return BelowCut, n // the closest encloser is the cut: a referral's usual case, no second lookup
 	case ck != "":
-		return BelowCut, z.nodes[ck]
+		return BelowCut, z.node(ck)
 	case !exact && n.hasWildcard:
 		return Wildcard, n
 	case !exact:

@@ -12,16 +12,16 @@ import (
 // Edit share the nodes an edit did not touch, so those are skipped by
 // pointer: a change to one name of a 170,000-name zone compares that name.
 func Diff(old, new *Zone) (deleted, added []dns.RR) {
-	for k, n := range new.nodes {
-		o := old.nodes[k]
+	for k, n := range new.allNodes() {
+		o := old.node(k)
 		if o == n {
 			continue
 		}
 		d, a := diffRRs(nodeRecords(o), nodeRecords(n))
 		deleted, added = append(deleted, d...), append(added, a...)
 	}
-	for k, o := range old.nodes {
-		if _, ok := new.nodes[k]; !ok {
+	for k, o := range old.allNodes() {
+		if new.node(k) == nil {
 			deleted = append(deleted, nodeRecords(o)...)
 		}
 	}

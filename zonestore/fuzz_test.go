@@ -22,7 +22,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil {
 			return
 		}
-		for _, n := range z.nodes {
+		for _, n := range z.allNodes() {
 			for _, qt := range []uint16{dns.TypeA, dns.TypeANY, dns.TypeDS, dns.TypeRRSIG} {
 				z.Lookup(n.name, qt, true)
 			}

@@ -199,5 +199,8 @@ func (z *Zone) node(k string) *node {
 	if z.idx != nil {
 		return z.idx.get(k)
 	}
-	return z.nodes[k]
+	if z.nodes != nil { // while Build runs
+		return z.nodes[k]
+	}
+	return fewNode(z.few, k)
 }

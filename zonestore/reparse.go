@@ -133,7 +133,7 @@ func (z *Zone) reparseRecords(r io.Reader, file string, pace *yield.Pacer) (*Zon
 
 	// The new records by owner (each owner's first record, and a chain
 	// through next: no slice per name), then against each old name's.
-	byOwner := make(map[string]int32, len(z.nodes))
+	byOwner := make(map[string]int32, z.Names())
 	next := make([]int32, len(rrs))
 	var buf [maxName + 1]byte
 	for i, l := range rrs {
@@ -156,7 +156,7 @@ func (z *Zone) reparseRecords(r io.Reader, file string, pace *yield.Pacer) (*Zon
 	for k, first := range byOwner {
 		pace.Tick()
 		var matched [64]bool // an owner's old records; a name with more is built whole
-		n := z.nodes[k]
+		n := z.node(k)
 		if n != nil {
 			count := 0
 			for _, s := range n.rrsets {
@@ -201,7 +201,7 @@ func (z *Zone) reparseRecords(r io.Reader, file string, pace *yield.Pacer) (*Zon
 	}
 	if seen < z.records {
 		// Names the new file no longer has: all their records go.
-		for k, n := range z.nodes {
+		for k, n := range z.allNodes() {
 			pace.Tick()
 			if _, ok := byOwner[k]; !ok {
 				for _, s := range n.rrsets {

@@ -42,7 +42,7 @@ func TestReusedResponseAnswersAsFresh(t *testing.T) {
 	var qs []query
 	types := []uint16{dns.TypeA, dns.TypeAAAA, dns.TypeMX, dns.TypeNS, dns.TypeCNAME, dns.TypeTXT, dns.TypeDS, dns.TypeANY}
 	for _, z := range zones {
-		for _, n := range z.nodes {
+		for _, n := range z.allNodes() {
 			for i, name := range []string{n.name, strings.ToUpper(n.name), "nx." + n.name, "A.b." + n.name} {
 				qs = append(qs, query{z, name, types[(len(qs)+i)%len(types)], len(qs)%2 == 0})
 			}

@@ -53,7 +53,7 @@ func TestSharedSectionsLeaveTheZoneAlone(t *testing.T) {
 	if len(www.Answer) != 3 || cap(www.Answer) != 3 {
 		t.Fatalf("answer %v, capacity %d: want the zone's three records, capacity cut", www.Answer, cap(www.Answer))
 	}
-	if &www.Answer[0] != &z.nodes[mustKey(t, "www.example.org.")].get(dns.TypeA).rrs[0] {
+	if &www.Answer[0] != &z.node(mustKey(t, "www.example.org.")).get(dns.TypeA).rrs[0] {
 		t.Error("the answer section is a copy, not the zone's slice")
 	}
 

@@ -26,8 +26,8 @@ func (z *Zone) Walk(f func([]dns.RR) bool) {
 		sort []byte
 		n    *node
 	}
-	names := make([]named, 0, len(z.nodes))
-	for k, n := range z.nodes {
+	names := make([]named, 0, z.Names())
+	for k, n := range z.allNodes() {
 		if n != z.apex && len(n.rrsets) > 0 {
 			names = append(names, named{appendSortKey(nil, k), n})
 		}

@@ -25,22 +25,23 @@ import (
 //  6. their owner names, which the answer compares with the question's,
 //     and an A or AAAA record's address.
 //
-// A name whose zone has no index (fewer than indexMin names), or that no
-// zone holds, is not warmed. A name no zone's index holds warms its slot
-// only: the lookup then walks up its ancestors, the apex's among them.
+// A zone of fewer than indexMin names has no index: its array of names
+// (few.go) stands in for the slot. A name that no zone holds is not
+// warmed. A name its zone does not hold warms the slot only: the lookup
+// then walks up its ancestors, the apex's among them.
 func (s *Store) Warm(note *ahead.Note, question []byte) {
 	if note.Step == 0 {
 		note.Step = ahead.Done // unless this step finds the name's slot
 		z, h := s.slotOf(question)
 		if z != nil {
 			note.P, note.W, note.Step = unsafe.Pointer(z), h, 1
-			ahead.Prefetch(z.idx.slotLine(h))
+			ahead.Prefetch(z.slotLine(h))
 		}
 		return
 	}
 	switch note.Step {
 	case 1:
-		n := (*Zone)(note.P).idx.likely(note.W)
+		n := (*Zone)(note.P).likely(note.W)
 		if n == nil {
 			note.Step = ahead.Done
 			return
@@ -97,19 +98,24 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 	note.Step++
 }
 
-// slotOf returns the zone that holds the name of question, where it has
-// an index, and the name's hash in it; nil for any other question.
+// slotOf returns the zone that holds the name of question and the name's
+// hash in its index, or among its few names (few.go); nil for any other
+// question.
 func (s *Store) slotOf(question []byte) (*Zone, uint64) {
 	var room [maxName + 8]byte
 	k, ok := lowerWire(&room, question)
 	if !ok {
 		return nil, 0
 	}
-	z := s.zoneOf(k)
-	if z == nil || z.idx == nil {
+	switch z := s.zoneOf(k); {
+	case z == nil:
 		return nil, 0
+	case z.idx != nil:
+		return z, z.idx.hashOf(k)
+	case len(z.few) > 0:
+		return z, fewHash(k)
 	}
-	return z, z.idx.hashOf(k)
+	return nil, 0
 }
 
 // KeyRoom is the room QuestionKey needs for a key.

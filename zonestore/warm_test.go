@@ -53,9 +53,9 @@ func TestLowerWireIsTheKey(t *testing.T) {
 // TestWarmFollowsTheLookup: each call of Warm for a question finds what
 // the lookup will read next: the zone and the name's hash in its index,
 // then the name's node, then its RRset of the question's type (or its
-// CNAME). A name of a zone without an index, a name no zone holds, and a
-// name the zone does not hold stop early, and a malformed question at
-// once.
+// CNAME); for a zone without an index, through its array of names. A
+// name no zone holds and a name the zone does not hold stop early, and a
+// malformed question at once.
 func TestWarmFollowsTheLookup(t *testing.T) {
 	s := NewStore()
 	big, err := Parse(strings.NewReader(workload.Zone(50000)), workload.Origin, "")
@@ -113,7 +113,26 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 	if warmed < 1000 {
 		t.Fatalf("only %d of 3000 questions warmed to their records", warmed)
 	}
-	for _, q := range [][]byte{question(t, "www.example.org.", dns.TypeA), question(t, "www.example.com.", dns.TypeA), {1, 2, 3}} {
+	// A small zone's name warms as a large zone's does, through its
+	// array of names (few.go) where the large zone has its index.
+	www := question(t, "www.example.org.", dns.TypeA)
+	k, _ := key("www.example.org.")
+	n := small.node(k)
+	var note ahead.Note
+	s.Warm(&note, www)
+	if note.Step != 1 || note.P != unsafe.Pointer(small) || note.W != fewHash(k) {
+		t.Fatalf("www.example.org.: step 1 %+v, want the small zone and the name's hash", note)
+	}
+	s.Warm(&note, www)
+	if note.Step != 2 || note.Q != unsafe.Pointer(n) {
+		t.Fatalf("www.example.org.: step 2 %+v, want its node", note)
+	}
+	s.Warm(&note, www)
+	s.Warm(&note, www)
+	if set := n.get(dns.TypeA); note.Step != 4 || note.Q != unsafe.Pointer(set) {
+		t.Fatalf("www.example.org.: step 4 %+v, want its RRset", note)
+	}
+	for _, q := range [][]byte{question(t, "www.example.com.", dns.TypeA), {1, 2, 3}} {
 		var note ahead.Note
 		s.Warm(&note, q)
 		if note.Step != ahead.Done || note.P != nil {

@@ -16,8 +16,9 @@ type Zone struct {
 	serial     uint32
 	file       string // where it came from, for errors and reloads
 
-	nodes map[string]*node // by wire key: every owner name, empty non-terminals included
+	nodes map[string]*node // by wire key: every owner name, empty non-terminals included; nil for a zone of fewer than indexMin names
 	idx   *index           // the same, for a zone of indexMin names and more; nil for the rest (index.go)
+	few   []fewSlot        // every name of a zone of fewer than indexMin names (few.go)
 	apex  *node
 
 	soa    *dns.SOA
@@ -124,7 +125,7 @@ func (z *Zone) File() string { return z.file }
 func (z *Zone) Records() int { return z.records }
 
 // Names returns how many owner names the zone holds, empty non-terminals included.
-func (z *Zone) Names() int { return len(z.nodes) }
+func (z *Zone) Names() int { return len(z.nodes) + len(z.few) }
 
 func (n *node) get(t uint16) *rrset {
 	for i := range n.rrsets {
