@@ -18,9 +18,9 @@ import (
 // through the index than through the map (26 against 19 ns in the caches;
 // bench/README.md, the log): the index is for warming.
 //
-// A zone of fewer names is found through the map alone: its few nodes are
-// not what a query waits on, and a million such zones would each carry a
-// table.
+// A zone of fewer names has neither the table nor the map: its names are
+// one short array (few.go), which warming follows in the table's place,
+// and which a million such zones carry in less room than their maps took.
 
 // indexMin is the fewest names for which a zone has an index.
 const indexMin = 32
