@@ -290,7 +290,7 @@ func (l *lookup) seen(n *node) bool {
 func (z *Zone) wildcardOf(n *node) *node {
 	var buf [maxName + 3]byte
 	b := append(append(buf[:0], 1, '*'), n.key...)
-	return z.node(keyOfBytes(b))
+	return z.named(keyOfBytes(b))
 }
 
 // put appends an RRset under owner (the question's case for the name asked,

@@ -156,7 +156,7 @@ func (z *Zone) keyOf(name string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if n := z.node(keyOfBytes(b)); n != nil {
+	if n := z.named(keyOfBytes(b)); n != nil {
 		return n.key, nil
 	}
 	return string(b), nil
@@ -174,7 +174,7 @@ func (z *Zone) nodeOf(name string) *node {
 	if err != nil {
 		return nil
 	}
-	return z.node(keyOfBytes(b))
+	return z.named(keyOfBytes(b))
 }
 
 // parentKey returns the key of the name one label up; the root's parent is "".
