@@ -3,6 +3,7 @@ package zonestore
 import (
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"strings"
 	"testing"
 
@@ -106,6 +107,60 @@ func TestSmallZonesHaveNoIndex(t *testing.T) {
 	if r := z.Lookup("h0.example.org.", dns.TypeA, false); len(r.Answer) != 1 {
 		t.Fatalf("h0: %v", r.Answer)
 	}
+}
+
+// TestEditsCrossFromTheArrayToTheIndex: a small zone that an edit grows
+// to indexMin names gets an index and a map in place of its array, and
+// one that an edit shrinks below it the array again; every name is found
+// in each version, and each version before keeps what it had.
+func TestEditsCrossFromTheArrayToTheIndex(t *testing.T) {
+	var b strings.Builder
+	b.WriteString(head)
+	for i := range indexMin - 3 { // with the apex and ns1
+		fmt.Fprintf(&b, "h%d A 192.0.2.1\n", i)
+	}
+	small, err := parse(t, b.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	holds := func(z *Zone, hosts int, indexed bool) {
+		t.Helper()
+		if got := z.idx != nil && z.nodes != nil && z.few == nil; got != indexed || (!indexed && (z.nodes != nil || len(z.few) != z.Names())) {
+			t.Fatalf("%d names: index %v, map of %d, array of %d; want indexed %v", z.Names(), z.idx != nil, len(z.nodes), len(z.few), indexed)
+		}
+		for i := range hosts {
+			name := fmt.Sprintf("h%d.example.org.", i)
+			if r := z.Lookup(name, dns.TypeA, false); len(r.Answer) != 1 {
+				t.Fatalf("%d names: %s answered %v", z.Names(), name, r.Answer)
+			}
+		}
+		if r := z.Lookup(fmt.Sprintf("h%d.example.org.", hosts), dns.TypeA, false); r.Rcode != dns.RcodeNameError {
+			t.Fatalf("%d names: a name beyond them answered %s", z.Names(), dns.RcodeToString[r.Rcode])
+		}
+	}
+	holds(small, indexMin-3, false)
+
+	e := small.Edit()
+	for i := indexMin - 3; i < indexMin+2; i++ {
+		must(t, e.Add(&dns.A{Hdr: dns.RR_Header{Name: fmt.Sprintf("h%d.example.org.", i), Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.IPv4(192, 0, 2, 1)}, 0))
+	}
+	big, err := e.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	holds(big, indexMin+2, true)
+	holds(small, indexMin-3, false)
+
+	e = big.Edit()
+	for i := indexMin - 6; i < indexMin+2; i++ {
+		must(t, e.Delete(&dns.A{Hdr: dns.RR_Header{Name: fmt.Sprintf("h%d.example.org.", i), Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 300}, A: net.IPv4(192, 0, 2, 1)}))
+	}
+	smaller, err := e.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	holds(smaller, indexMin-6, false)
+	holds(big, indexMin+2, true)
 }
 
 // TestIndexFollowsEdits: an edit's index is its base's put right, not
