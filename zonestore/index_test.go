@@ -88,19 +88,27 @@ func TestIndexHoldsEveryName(t *testing.T) {
 	}
 }
 
-// TestSmallZonesHaveNoIndex: a zone of fewer than indexMin names has
-// neither an index nor a map: its names are in one array (few.go), and
-// found there.
-func TestSmallZonesHaveNoIndex(t *testing.T) {
+// hostsZone is example.org with hosts names h0 to h<hosts-1> beside its
+// apex and ns1, each with an address.
+func hostsZone(t *testing.T, hosts int) *Zone {
+	t.Helper()
 	var b strings.Builder
 	b.WriteString(head)
-	for i := range indexMin - 3 { // with the apex and ns1
+	for i := range hosts {
 		fmt.Fprintf(&b, "h%d A 192.0.2.1\n", i)
 	}
 	z, err := parse(t, b.String())
 	if err != nil {
 		t.Fatal(err)
 	}
+	return z
+}
+
+// TestSmallZonesHaveNoIndex: a zone of fewer than indexMin names has
+// neither an index nor a map: its names are in one array (few.go), and
+// found there.
+func TestSmallZonesHaveNoIndex(t *testing.T) {
+	z := hostsZone(t, indexMin-3) // with the apex and ns1
 	if z.Names() >= indexMin || z.idx != nil || z.nodes != nil || len(z.few) != z.Names() {
 		t.Fatalf("a zone of %d names has an index (%v) or a map (%d names), or not its array (%d names)", z.Names(), z.idx != nil, len(z.nodes), len(z.few))
 	}
@@ -114,15 +122,7 @@ func TestSmallZonesHaveNoIndex(t *testing.T) {
 // one that an edit shrinks below it the array again; every name is found
 // in each version, and each version before keeps what it had.
 func TestEditsCrossFromTheArrayToTheIndex(t *testing.T) {
-	var b strings.Builder
-	b.WriteString(head)
-	for i := range indexMin - 3 { // with the apex and ns1
-		fmt.Fprintf(&b, "h%d A 192.0.2.1\n", i)
-	}
-	small, err := parse(t, b.String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	small := hostsZone(t, indexMin-3)
 	holds := func(z *Zone, hosts int, indexed bool) {
 		t.Helper()
 		if got := z.idx != nil && z.nodes != nil && z.few == nil; got != indexed || (!indexed && (z.nodes != nil || len(z.few) != z.Names())) {
