@@ -1,7 +1,5 @@
 package zonestore
 
-import "unsafe"
-
 // Class is what a zone holds for a query name, found with one map lookup per
 // label between the name and the origin: empty non-terminals, wildcards and
 // cuts were computed when the zone was built, so nothing is searched for.
@@ -45,7 +43,7 @@ func (z *Zone) classify(k string) (Class, *node) {
 	case ck != "" && ck == n.key:
 		return BelowCut, n // the closest encloser is the cut: a referral's usual case, no second lookup
 	case ck != "":
-		return BelowCut, z.node(ck)
+		return BelowCut, z.named(ck)
 	case !exact && n.hasWildcard:
 		return Wildcard, n
 	case !exact:
@@ -81,7 +79,7 @@ func (z *Zone) wildcardCovering(name string) *node {
 	if err != nil || len(b) == 0 {
 		return nil
 	}
-	k := unsafe.String(&b[0], len(b))
+	k := keyOfBytes(b)
 	if !subdomainKey(k, z.originKey) {
 		return nil
 	}

@@ -13,7 +13,7 @@ import (
 // pointer: a change to one name of a 170,000-name zone compares that name.
 func Diff(old, new *Zone) (deleted, added []dns.RR) {
 	for k, n := range new.allNodes() {
-		o := old.node(k)
+		o := old.named(k)
 		if o == n {
 			continue
 		}
@@ -21,7 +21,7 @@ func Diff(old, new *Zone) (deleted, added []dns.RR) {
 		deleted, added = append(deleted, d...), append(added, a...)
 	}
 	for k, o := range old.allNodes() {
-		if new.node(k) == nil {
+		if new.named(k) == nil {
 			deleted = append(deleted, nodeRecords(o)...)
 		}
 	}

@@ -88,7 +88,7 @@ func (p *proof) has(x any) bool {
 func (z *Zone) closestProvable(n *node, k string) (*node, *nsec3Node, string) {
 	n3 := z.findNSEC3(n.nsec3Hash)
 	for n3 == nil && n != z.apex {
-		n = z.node(parentKey(n.key))
+		n = z.named(parentKey(n.key))
 		n3 = z.findNSEC3(n.nsec3Hash)
 	}
 	next := k

@@ -49,8 +49,9 @@ func fewNode(few []fewSlot, k string) *node {
 }
 
 // named returns the node with key k, or nil, through z's map where it has
-// one: for the names a lookup meets on its way (targets, wildcards), which
-// no warming fetched, the map is quicker than the index (index.go).
+// one: for the names a lookup meets on its way (targets, wildcards, cuts,
+// the ancestors a proof walks up) and those an edit compares, which no
+// warming fetched, the map is quicker than the index (index.go).
 func (z *Zone) named(k string) *node {
 	if z.nodes != nil {
 		return z.nodes[k]

@@ -156,7 +156,7 @@ func (z *Zone) reparseRecords(r io.Reader, file string, pace *yield.Pacer) (*Zon
 	for k, first := range byOwner {
 		pace.Tick()
 		var matched [64]bool // an owner's old records; a name with more is built whole
-		n := z.node(k)
+		n := z.named(k)
 		if n != nil {
 			count := 0
 			for _, s := range n.rrsets {
