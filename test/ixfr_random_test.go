@@ -143,8 +143,7 @@ func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(d
 		seed := first + i
 		z := conformance.NewRandomZone(rand.New(rand.NewPCG(seed, seed)), fmt.Sprintf("%s%d.test", prefix, seed))
 		v := &versionedZone{RandomZone: z, serial: 1, kind: i % 3}
-		all := strings.SplitAfter(z.Text, "\n")
-		v.head, v.lines = strings.Join(all[:5], ""), slices.DeleteFunc(all[5:], func(l string) bool { return l == "" })
+		v.head, v.lines = z.Split()
 		zones = append(zones, v)
 		origin := strings.TrimSuffix(z.Origin, ".")
 		texts = append(texts, primaryZone{origin, file(v)})

@@ -233,6 +233,14 @@ func NewRandomZone(rng *rand.Rand, origin string) RandomZone {
 	return RandomZone{Origin: origin, Text: b.String(), Ask: names}
 }
 
+// Split splits z's text into its head (origin, TTL, SOA, the apex NS and
+// its address: the five lines NewRandomZone writes first) and its other
+// lines, each with its newline: what an edit of the zone may change.
+func (z RandomZone) Split() (head string, lines []string) {
+	all := strings.SplitAfter(z.Text, "\n")
+	return strings.Join(all[:5], ""), slices.DeleteFunc(all[5:], func(l string) bool { return l == "" })
+}
+
 // RandomTypes are the types each name of a RandomZone is asked for.
 var RandomTypes = []uint16{
 	dns.TypeA, dns.TypeAAAA, dns.TypeTXT, dns.TypeMX, dns.TypeSRV, dns.TypeSVCB, dns.TypeNS,
