@@ -10,6 +10,9 @@
 # codel-zonestore, ontime's binary with codel's server path in front of
 # stock file or of zonestore, the two lookups compared on the same loop;
 # codel-fastpack, codel-zonestore with fastpack, the encoder on that loop;
+# lookup, the full chain with zonestore's `replay 0`: every query looked up
+# and packed, no answer kept (what the chain costs a question the server
+# has not answered before, and the same work as Knot's for every query);
 # split, ontime's full chain as a process a core (GOMAXPROCS=1 each, on a
 # CPU of its own, all on one port): at more cores than one, servers that
 # share nothing, which one process's shared queue is measured against.
@@ -170,24 +173,25 @@ start_server() { # name -> starts it on $port, sets $pid
 	mkdir -p "$dir"
 	[ -n "$BIND" ] && bind="    bind $BIND\n"
 	case $name in
-	zonestore|fastpack|full|base|file|whoami|codel-file|codel-zonestore|codel-fastpack)
-		local bin=./coredns plugins=$name
+	zonestore|fastpack|full|base|lookup|file|whoami|codel-file|codel-zonestore|codel-fastpack)
+		local bin=./coredns plugins=$name block=
 		case $name in
 		file|whoami) bin="$out/coredns-stock" ;;
 		fastpack) plugins="fastpack\n    zonestore" ;;
 		codel-file) plugins="codel\n    file" ;;
 		codel-zonestore) plugins="codel\n    zonestore" ;;
 		codel-fastpack) plugins="codel\n    fastpack\n    zonestore" ;;
-		full|base)
+		full|base|lookup)
 			plugins="prometheus 127.0.0.1:$((port + 1))\n    $(codel_lines)\n    fastpack\n    zonestore"
 			[ "${DIAG:-}" = "$ncores" ] && plugins="pprof 127.0.0.1:$((port + 2))\n    $plugins"
 			;;
 		esac
+		[ "$name" = lookup ] && block=" {\n        replay 0\n    }" # every query looked up and packed, none kept
 		[ "$name" = base ] && bin="$out/coredns-base"
 		if [ "$name" = whoami ]; then # the ceiling: answers without looking anything up
 			printf ".:%d {\n${bind}    whoami\n}\n" "$port" > "$dir/Corefile"
 		else
-			printf ".:%d {\n${bind}    $plugins %s %s\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
+			printf ".:%d {\n${bind}    $plugins %s %s$block\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
 		fi
 		GOMAXPROCS=${PROCS:-$ncores} taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
 		;;
@@ -301,13 +305,13 @@ for round in $(seq "$ROUNDS"); do
 				sleep 0.5
 				$load_pin python3 bench/sched-sample.py "$pid" 1.5 "$srv_cpus" > "$out/diag/$s@$c.r$round.sched" 2>&1 || true
 			fi
-			if [ "${DIAG:-}" = "$ncores" ] && [ "${DIAG_PROFILE:-1}" = 1 ] && { [ "$s" = full ] || [ "$s" = base ]; }; then
+			if [ "${DIAG:-}" = "$ncores" ] && [ "${DIAG_PROFILE:-1}" = 1 ] && { [ "$s" = full ] || [ "$s" = base ] || [ "$s" = lookup ]; }; then
 				fetch "http://127.0.0.1:$((port + 2))/debug/pprof/profile?seconds=3" "$out/diag/$s@$c.r$round.cpu.pprof"
 				fetch "http://127.0.0.1:$((port + 2))/debug/pprof/trace?seconds=0.3" "$out/diag/$s@$c.r$round.trace"
 			fi
 			wait "$load" || true
 			case $s in
-			full|base) fetch "http://127.0.0.1:$((port + 1))/metrics" "$out/diag/$s@$c.r$round.metrics" ;;
+			full|base|lookup) fetch "http://127.0.0.1:$((port + 1))/metrics" "$out/diag/$s@$c.r$round.metrics" ;;
 			split) for i in $(seq 0 $((ncores - 1))); do fetch "http://127.0.0.1:$((port + 10 + i))/metrics" "$out/diag/$s@$c.r$round.$i.metrics"; done ;;
 			esac
 			read -r u1 s1 < <(cpu_ticks "$pid")
@@ -352,6 +356,7 @@ done
 {
 echo "$HOSTS-host zone$([ -n "$NAMES" ] && echo ", the mix's first $NAMES queries over and over"), ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server (of $cpus)$([ "$CORES" = 1 ] && [ "$cpus" = 2 ] && echo ", $LOADER on the other")"
 echo "full: ontime's chain (prometheus, codel, fastpack, zonestore); file, whoami: stock CoreDNS; floor: bench/floor -batch 32"
+case " $SERVERS " in *" lookup "*) echo "lookup: the full chain with zonestore's replay 0 (every answer looked up and packed, none kept)" ;; esac
 case " $SERVERS " in *" split "*) echo "split: ontime's chain as a process a core (GOMAXPROCS=1 each, on its own CPU), all on one port" ;; esac
 echo "latency: bench/loadgen offering $LAT_RATE queries/s for ${LAT_SECS}s to each"
 echo "cpu: the server's CPU use while $LOADER ran; q/cpu-s: queries answered per second of it; user, sys: its user and kernel time a query (µs)"
