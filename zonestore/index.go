@@ -69,7 +69,7 @@ func newIndex(nodes map[string]*node, pace *yield.Pacer) *index {
 	for k, n := range nodes {
 		pace.Tick()
 		h := x.hashOf(k)
-		i := h & x.mask
+		i := x.home(h)
 		for x.slot(i).hash != 0 {
 			i = (i + 1) & x.mask
 		}
@@ -139,7 +139,7 @@ func (e *indexEdit) remove(k string) {
 	for j := (i + 1) & e.mask; e.slot(j).hash != 0; j = (j + 1) & e.mask {
 		// The slot at j may fill the hole at i unless its search begins
 		// after i, cyclically, and no later than j.
-		home := e.slot(j).hash & e.mask
+		home := e.home(e.slot(j).hash)
 		if (j-home)&e.mask >= (j-i)&e.mask {
 			*e.writable(i) = *e.slot(j)
 			i = j
@@ -151,10 +151,17 @@ func (e *indexEdit) remove(k string) {
 // hashOf is k's hash in x, never 0.
 func (x *index) hashOf(k string) uint64 { return maphash.String(x.seed, k) | 1 }
 
+// home is the slot where the search for hash h begins: from the hash's
+// bits above the lowest, which hashOf sets in every hash (from the bits
+// with it, every search began at an odd slot, and the table, half full,
+// was searched as if it were full, its even slots taken only by names
+// whose odd one was).
+func (x *index) home(h uint64) uint64 { return h >> 1 & x.mask }
+
 // probe returns the slot of the key k, whose hash is h, and true; or the
 // empty slot where its search ends, and false.
 func (x *index) probe(k string, h uint64) (uint64, bool) {
-	for i := h & x.mask; ; i = (i + 1) & x.mask {
+	for i := x.home(h); ; i = (i + 1) & x.mask {
 		s := x.slot(i)
 		if s.hash == h && s.n.key == k {
 			return i, true
@@ -175,14 +182,14 @@ func (x *index) get(k string) *node {
 
 // slotLine is the address of the slot where a search for hash h begins.
 func (x *index) slotLine(h uint64) uintptr {
-	return uintptr(unsafe.Pointer(x.slot(h & x.mask)))
+	return uintptr(unsafe.Pointer(x.slot(x.home(h))))
 }
 
 // likely returns the first node whose hash is h: the node of the name
 // hashed, unless another name shares its hash (a warming may misjudge; a
 // lookup does not, comparing keys). nil when no name has hash h.
 func (x *index) likely(h uint64) *node {
-	for i := h & x.mask; ; i = (i + 1) & x.mask {
+	for i := x.home(h); ; i = (i + 1) & x.mask {
 		s := x.slot(i)
 		if s.hash == h {
 			return s.n

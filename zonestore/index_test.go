@@ -2,8 +2,10 @@ package zonestore
 
 import (
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"net"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,5 +246,52 @@ func followEdits(t *testing.T, hosts int) {
 	t.Logf("%d edits put their base's index right, sharing %d of %d pages", cloned, shared, pages)
 	if hosts > pageSize && shared < pages/2 {
 		t.Fatalf("edits shared %d of %d pages with their base's index", shared, pages)
+	}
+}
+
+// TestSearchesBeginAtEverySlot: the searches of a zone's index begin at
+// odd and even slots alike, and a search for a name it does not hold
+// reads about as many slots as linear
+// probing at the table's load reads, (1 + 1/(1-load)^2)/2 (Knuth). Every
+// hash has its lowest bit set (0 marks an empty slot); where a search
+// began at the hash's low bits, every search began at an odd slot, and a
+// table half full was searched as if it were full: in a 50,000-host
+// zone's index (load 0.38) a miss read 2.07 slots for the 1.81 predicted.
+func TestSearchesBeginAtEverySlot(t *testing.T) {
+	z := hostsZone(t, 50000)
+	for _, table := range []struct {
+		name   string
+		keys   []string
+		home   func(k string) uint64
+		search func(k string) int // slots read by a search for k, which the table does not hold
+		load   float64
+	}{
+		{"index", slices.Collect(maps.Keys(z.nodes)),
+			func(k string) uint64 { return z.idx.home(z.idx.hashOf(k)) },
+			func(k string) int {
+				n := 1
+				for i := z.idx.home(z.idx.hashOf(k)); z.idx.slot(i).hash != 0; i = (i + 1) & z.idx.mask {
+					n++
+				}
+				return n
+			}, float64(len(z.nodes)) / float64(z.idx.mask+1)},
+	} {
+		odd := 0
+		for _, k := range table.keys {
+			odd += int(table.home(k) & 1)
+		}
+		if share := float64(odd) / float64(len(table.keys)); share < 0.45 || share > 0.55 {
+			t.Errorf("%s: %.2f of its %d keys begin their search at an odd slot", table.name, share, len(table.keys))
+		}
+		slots := 0
+		const absent = 20000
+		for i := range absent {
+			k, _ := key(fmt.Sprintf("absent%d.example.", i))
+			slots += table.search(k)
+		}
+		want := (1 + 1/((1-table.load)*(1-table.load))) / 2
+		if mean := float64(slots) / absent; mean > 1.05*want {
+			t.Errorf("%s: a search for a key it does not hold reads %.2f slots, %.2f at its load of %.2f", table.name, mean, want, table.load)
+		}
 	}
 }
