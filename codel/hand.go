@@ -133,8 +133,8 @@ func (w *worker) timeService(now int64) {
 
 // warmPasses is how many passes a worker makes over a hand it takes, to
 // warm it (Config.Warm): a step of each query's a pass. zonestore's
-// Store.Warm has six steps.
-const warmPasses = 6
+// Store.Warm has nine steps.
+const warmPasses = 9
 
 // warm warms a hand just taken, with first, the query taken with it and
 // served now, in warmPasses passes over them all, each one step further

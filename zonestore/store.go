@@ -15,8 +15,8 @@ import (
 // RCU grace period: a replaced version is freed when the last query holding
 // it returns.
 type Store struct {
-	index atomic.Pointer[map[string]*slot] // origin key -> slot; replaced whole when zones come or go
-	gen   atomic.Uint64                    // generation counter for published versions
+	index atomic.Pointer[origins] // the zones' slots by origin (origins.go); replaced whole when zones come or go
+	gen   atomic.Uint64           // generation counter for published versions
 
 	mu sync.Mutex // serialises writers that change the index; never taken by readers
 }
@@ -24,8 +24,9 @@ type Store struct {
 // slot is one zone's place in the store. Its pointer is swapped by
 // compare-and-swap, so a version is published only over the one it was built from.
 type slot struct {
-	origin string
 	cur    atomic.Pointer[Zone]
+	key    string // the origin's key
+	origin string
 }
 
 // ErrStale is returned by Publish when the version it would replace is no
@@ -35,8 +36,7 @@ var ErrStale = errors.New("zone changed since this version was built")
 // NewStore returns an empty Store.
 func NewStore() *Store {
 	s := &Store{}
-	m := map[string]*slot{}
-	s.index.Store(&m)
+	s.index.Store(newOrigins(0, func(func(*slot) bool) {}))
 	return s
 }
 
@@ -72,8 +72,8 @@ func NewNameIn(qname string, room []byte) (Name, error) {
 func (n Name) Key() string { return n.key }
 
 // Find returns the current version of the zone that holds qname: the
-// longest origin that qname is at or below. It costs one map lookup per label
-// of qname, whatever the number of zones.
+// longest origin that qname is at or below. It costs one probe of the
+// origins' table per label of qname, whatever the number of zones.
 func (s *Store) Find(qname string) *Zone {
 	n, err := NewName(qname)
 	if err != nil {
@@ -86,10 +86,12 @@ func (s *Store) Find(qname string) *Zone {
 func (s *Store) FindName(n Name) *Zone { return s.zoneOf(n.key) }
 
 // zoneOf is FindName for the key k.
-func (s *Store) zoneOf(k string) *Zone {
-	idx := *s.index.Load()
+func (s *Store) zoneOf(k string) *Zone { return s.zoneOfIn(s.index.Load(), k) }
+
+// zoneOfIn is zoneOf among the origins of idx.
+func (s *Store) zoneOfIn(idx *origins, k string) *Zone {
 	for ; ; k = parentKey(k) {
-		if sl := idx[k]; sl != nil {
+		if sl := idx.get(k); sl != nil {
 			if z := sl.cur.Load(); z != nil {
 				return z
 			}
@@ -102,9 +104,9 @@ func (s *Store) zoneOf(k string) *Zone {
 
 // Origins returns the origins of the zones in the store.
 func (s *Store) Origins() []string {
-	idx := *s.index.Load()
-	out := make([]string, 0, len(idx))
-	for _, sl := range idx {
+	idx := s.index.Load()
+	out := make([]string, 0, idx.n)
+	for sl := range idx.all() {
 		out = append(out, sl.origin)
 	}
 	return out
@@ -116,7 +118,7 @@ func (s *Store) Get(origin string) *Zone {
 	if err != nil {
 		return nil
 	}
-	if sl := (*s.index.Load())[k]; sl != nil {
+	if sl := s.index.Load().get(k); sl != nil {
 		return sl.cur.Load()
 	}
 	return nil
@@ -152,23 +154,23 @@ func (s *Store) Remove(origin string) { s.RemoveAll([]string{origin}) }
 func (s *Store) RemoveAll(origins []string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := *s.index.Load()
+	old := s.index.Load()
 	drop := make(map[string]bool, len(origins))
 	for _, o := range origins {
-		if k, err := key(o); err == nil && old[k] != nil {
+		if k, err := key(o); err == nil && old.get(k) != nil {
 			drop[k] = true
 		}
 	}
 	if len(drop) == 0 {
 		return
 	}
-	m := make(map[string]*slot, len(old))
-	for k, v := range old {
-		if !drop[k] {
-			m[k] = v
+	s.index.Store(newOrigins(old.n-len(drop), func(yield func(*slot) bool) {
+		for sl := range old.all() {
+			if !drop[sl.key] && !yield(sl) {
+				return
+			}
 		}
-	}
-	s.index.Store(&m)
+	}))
 }
 
 // Change is one version to publish: New over Old (nil for a new zone),
@@ -199,11 +201,11 @@ func (s *Store) PublishAll(cs []Change) []error {
 
 // slotFor returns the zone's slot, adding it to the index if new.
 func (s *Store) slotFor(z *Zone) *slot {
-	if sl := (*s.index.Load())[z.originKey]; sl != nil {
+	if sl := s.index.Load().get(z.originKey); sl != nil {
 		return sl
 	}
 	s.addSlots([]*Zone{z})
-	return (*s.index.Load())[z.originKey]
+	return s.index.Load().get(z.originKey)
 }
 
 // addSlots adds a slot for each zone not in the index, copying the index
@@ -214,26 +216,28 @@ func (s *Store) addSlots(zs []*Zone) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := *s.index.Load()
-	missing := 0
+	old := s.index.Load()
+	fresh := make(map[string]*slot)
 	for _, z := range zs {
-		if old[z.originKey] == nil {
-			missing++
+		if old.get(z.originKey) == nil && fresh[z.originKey] == nil {
+			fresh[z.originKey] = &slot{key: z.originKey, origin: z.origin}
 		}
 	}
-	if missing == 0 {
+	if len(fresh) == 0 {
 		return
 	}
-	m := make(map[string]*slot, len(old)+missing)
-	for k, v := range old {
-		m[k] = v
-	}
-	for _, z := range zs {
-		if m[z.originKey] == nil {
-			m[z.originKey] = &slot{origin: z.origin}
+	s.index.Store(newOrigins(old.n+len(fresh), func(yield func(*slot) bool) {
+		for sl := range old.all() {
+			if !yield(sl) {
+				return
+			}
 		}
-	}
-	s.index.Store(&m)
+		for _, sl := range fresh {
+			if !yield(sl) {
+				return
+			}
+		}
+	}))
 }
 
 // serialNewer reports whether a is newer than b in serial number arithmetic (RFC 1982).

@@ -3,6 +3,8 @@ package zonestore
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 )
 
@@ -24,6 +26,89 @@ func TestStoreFindsLongestOrigin(t *testing.T) {
 	if got := s.Find("a.sub.example."); got != parent {
 		t.Errorf("after Remove, Find = %v, want the parent", got)
 	}
+}
+
+// TestManyZonesComeAndGo: zones published together (PublishAll) and one
+// at a time, then half of them removed together (RemoveAll), then some
+// of those published again: after each, every name finds the longest
+// origin the store holds, a slot published once keeps its place (the
+// version a later Publish replaces is the one found), and Origins lists
+// the zones held and no other. Zones nested three deep are among them,
+// under a zone that holds them all.
+func TestManyZonesComeAndGo(t *testing.T) {
+	s := NewStore()
+	var zones []*Zone
+	for i := range 600 {
+		zones = append(zones, genZone(t, fmt.Sprintf("z%d.example.", i), 2, 1))
+		if i%10 == 0 { // a zone below it, and one below that
+			zones = append(zones, genZone(t, fmt.Sprintf("sub.z%d.example.", i), 2, 1), genZone(t, fmt.Sprintf("a.sub.z%d.example.", i), 2, 1))
+		}
+	}
+	var together []Change
+	for _, z := range zones[:len(zones)/2] {
+		together = append(together, Change{New: z})
+	}
+	for _, err := range s.PublishAll(together) {
+		must(t, err)
+	}
+	for _, z := range zones[len(zones)/2:] {
+		must(t, s.Publish(nil, z, false))
+	}
+	top := genZone(t, "example.", 2, 1)
+	must(t, s.Publish(nil, top, false))
+	held := map[string]*Zone{"example.": top}
+	for _, z := range zones {
+		held[z.origin] = z
+	}
+	// check asks every zone's names and compares the answers with the
+	// longest origin held.
+	check := func(when string) {
+		t.Helper()
+		for _, z := range zones {
+			for _, name := range []string{z.origin, "www." + z.origin, "x.y." + z.origin} {
+				var want *Zone
+				for o := name; want == nil && o != ""; o = o[strings.IndexByte(o, '.')+1:] {
+					want = held[o]
+				}
+				if got := s.Find(strings.ToUpper(name)); got != want {
+					t.Fatalf("%s: Find(%q) = %p, want %p (%v)", when, name, got, want, want != nil)
+				}
+			}
+		}
+		got := s.Origins()
+		slices.Sort(got)
+		var want []string
+		for o := range held {
+			want = append(want, o)
+		}
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Fatalf("%s: Origins has %d, want the %d held", when, len(got), len(want))
+		}
+	}
+	check("published")
+	var gone []string
+	for i, z := range zones {
+		if i%2 == 1 {
+			gone = append(gone, z.origin)
+			delete(held, z.origin)
+		}
+	}
+	s.RemoveAll(gone)
+	check("half removed")
+	for i, z := range zones {
+		if i%2 == 0 { // a new version of a zone still held
+			v2 := genZone(t, z.origin, 3, 2)
+			must(t, s.Publish(z, v2, false))
+			zones[i], held[z.origin] = v2, v2
+		}
+	}
+	for _, o := range gone[:len(gone)/3] {
+		z := genZone(t, o, 2, 5)
+		must(t, s.Publish(nil, z, false))
+		held[o] = z
+	}
+	check("replaced and published again")
 }
 
 // TestPublishCompareAndSwap: a version is published only over the one it was
@@ -64,15 +149,14 @@ func TestPublishCompareAndSwap(t *testing.T) {
 func BenchmarkFind(b *testing.B) {
 	for _, n := range []int{1000, 100000, 1000000} {
 		s := NewStore()
-		idx := map[string]*slot{}
+		sls := make([]*slot, n)
 		for i := range n {
 			z := &Zone{origin: fmt.Sprintf("zone%d.example.", i)}
 			z.originKey, _ = key(z.origin)
-			sl := &slot{origin: z.origin}
-			sl.cur.Store(z)
-			idx[z.originKey] = sl
+			sls[i] = &slot{key: z.originKey, origin: z.origin}
+			sls[i].cur.Store(z)
 		}
-		s.index.Store(&idx)
+		s.index.Store(newOrigins(n, slices.Values(sls)))
 		names := make([]string, 4096)
 		for i := range names {
 			names[i] = fmt.Sprintf("www.host.zone%d.example.", (i*7919)%n)

@@ -1,6 +1,7 @@
 package zonestore
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"unsafe"
@@ -51,11 +52,12 @@ func TestLowerWireIsTheKey(t *testing.T) {
 }
 
 // TestWarmFollowsTheLookup: each call of Warm for a question finds what
-// the lookup will read next: the zone and the name's hash in its index,
-// then the name's node, then its RRset of the question's type (or its
-// CNAME); for a zone without an index, through its array of names. A
-// name no zone holds and a name the zone does not hold stop early, and a
-// malformed question at once.
+// the lookup will read next: the store's table of origins, the slot of
+// the name's zone, the zone, and the name's hash in its index; then the
+// name's node, then its RRset of the question's type (or its CNAME); for
+// a zone without an index, through its array of names. A name no zone
+// holds and a name the zone does not hold stop early, and a malformed
+// question at once.
 func TestWarmFollowsTheLookup(t *testing.T) {
 	s := NewStore()
 	big, err := Parse(strings.NewReader(workload.Zone(50000)), workload.Origin, "")
@@ -68,26 +70,65 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 	}
 	must(t, s.Publish(nil, big, false))
 	must(t, s.Publish(nil, small, false))
+	for i := range fewOrigins { // zones beside them, whose origins the table holds too
+		must(t, s.Publish(nil, genZone(t, fmt.Sprintf("z%d.example.", i), 3, 1), false))
+	}
+	// A store of fewOrigins zones or fewer finds the zone in the first
+	// step, and goes on from the slot of its index.
+	few := NewStore()
+	must(t, few.Publish(nil, big, false))
+	must(t, few.Publish(nil, small, false))
+	for _, q := range workload.Queries(50000, 100) {
+		var note ahead.Note
+		k, _ := key(q.Name)
+		few.Warm(&note, question(t, q.Name, dns.TypeA))
+		if note.Step != 4 || note.P != unsafe.Pointer(big) || note.W != big.idx.hashOf(k) {
+			t.Fatalf("%s among two zones: step 4 %+v, want the zone and the name's hash", q.Name, note)
+		}
+	}
+	var none ahead.Note
+	if few.Warm(&none, question(t, "www.example.com.", dns.TypeA)); none.Step != ahead.Done {
+		t.Fatalf("www.example.com. among two zones: %+v, want nothing warmed", none)
+	}
+
+	// Among more zones, toTheName takes the four steps to the name's
+	// hash in z.
+	toTheName := func(note *ahead.Note, name string, q []byte, z *Zone, hash uint64) {
+		t.Helper()
+		s.Warm(note, q)
+		if note.Step != 1 || note.P != unsafe.Pointer(s.index.Load()) {
+			t.Fatalf("%s: step 1 %+v, want the table of origins", name, note)
+		}
+		s.Warm(note, q)
+		if sl := s.index.Load().get(z.originKey); note.Step != 2 || note.P != unsafe.Pointer(sl) {
+			t.Fatalf("%s: step 2 %+v, want the slot of its zone", name, note)
+		}
+		s.Warm(note, q)
+		if note.Step != 3 || note.P != unsafe.Pointer(z) {
+			t.Fatalf("%s: step 3 %+v, want its zone", name, note)
+		}
+		s.Warm(note, q)
+		if note.Step != 4 || note.P != unsafe.Pointer(z) || note.W != hash {
+			t.Fatalf("%s: step 4 %+v, want the zone and the name's hash", name, note)
+		}
+	}
 
 	warmed := 0
 	for _, q := range workload.Queries(50000, 3000) {
 		qtype := dns.StringToType[q.Type]
 		var note ahead.Note
-		s.Warm(&note, question(t, q.Name, qtype))
 		k, _ := key(q.Name)
-		if note.Step != 1 || note.P != unsafe.Pointer(big) || note.W != big.idx.hashOf(k) {
-			t.Fatalf("%s: step 1 %+v, want the zone and the name's hash", q.Name, note)
-		}
+		toTheName(&note, q.Name, question(t, q.Name, qtype), big, big.idx.hashOf(k))
 		s.Warm(&note, question(t, q.Name, qtype))
 		n := big.nodes[k]
 		if n == nil {
 			if note.Step != ahead.Done {
-				t.Fatalf("%s, which the zone does not hold: step 2 %+v, want the end", q.Name, note)
+				t.Fatalf("%s, which the zone does not hold: step 5 %+v, want the end", q.Name, note)
 			}
 			continue
 		}
-		if note.Step != 2 || note.Q != unsafe.Pointer(n) {
-			t.Fatalf("%s: step 2 %+v, want its node", q.Name, note)
+		if note.Step != 5 || note.Q != unsafe.Pointer(n) {
+			t.Fatalf("%s: step 5 %+v, want its node", q.Name, note)
 		}
 		s.Warm(&note, question(t, q.Name, qtype))
 		s.Warm(&note, question(t, q.Name, qtype))
@@ -97,9 +138,9 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 		}
 		switch {
 		case set == nil && note.Step != ahead.Done:
-			t.Fatalf("%s %s, which it does not hold: step 4 %+v, want the end", q.Name, q.Type, note)
-		case set != nil && (note.Step != 4 || note.Q != unsafe.Pointer(set)):
-			t.Fatalf("%s %s: step 4 %+v, want its RRset", q.Name, q.Type, note)
+			t.Fatalf("%s %s, which it does not hold: step 7 %+v, want the end", q.Name, q.Type, note)
+		case set != nil && (note.Step != 7 || note.Q != unsafe.Pointer(set)):
+			t.Fatalf("%s %s: step 7 %+v, want its RRset", q.Name, q.Type, note)
 		case set != nil:
 			warmed++
 		}
@@ -119,24 +160,22 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 	k, _ := key("www.example.org.")
 	n := small.node(k)
 	var note ahead.Note
+	toTheName(&note, "www.example.org.", www, small, fewHash(k))
 	s.Warm(&note, www)
-	if note.Step != 1 || note.P != unsafe.Pointer(small) || note.W != fewHash(k) {
-		t.Fatalf("www.example.org.: step 1 %+v, want the small zone and the name's hash", note)
-	}
-	s.Warm(&note, www)
-	if note.Step != 2 || note.Q != unsafe.Pointer(n) {
-		t.Fatalf("www.example.org.: step 2 %+v, want its node", note)
+	if note.Step != 5 || note.Q != unsafe.Pointer(n) {
+		t.Fatalf("www.example.org.: step 5 %+v, want its node", note)
 	}
 	s.Warm(&note, www)
 	s.Warm(&note, www)
-	if set := n.get(dns.TypeA); note.Step != 4 || note.Q != unsafe.Pointer(set) {
-		t.Fatalf("www.example.org.: step 4 %+v, want its RRset", note)
+	if set := n.get(dns.TypeA); note.Step != 7 || note.Q != unsafe.Pointer(set) {
+		t.Fatalf("www.example.org.: step 7 %+v, want its RRset", note)
 	}
 	for _, q := range [][]byte{question(t, "www.example.com.", dns.TypeA), {1, 2, 3}} {
 		var note ahead.Note
 		s.Warm(&note, q)
-		if note.Step != ahead.Done || note.P != nil {
-			t.Fatalf("% x: %+v, want nothing warmed", q, note)
+		s.Warm(&note, q)
+		if note.Step != ahead.Done {
+			t.Fatalf("% x: %+v, want nothing warmed past the origins", q, note)
 		}
 	}
 }
@@ -153,7 +192,7 @@ func FuzzWarm(f *testing.F) {
 	f.Add([]byte{0xC0, 12, 0, 1, 0, 1})
 	f.Fuzz(func(t *testing.T, q []byte) {
 		var note ahead.Note
-		for range 8 {
+		for range 10 {
 			s.Warm(&note, q)
 		}
 	})
@@ -163,22 +202,35 @@ func FuzzWarm(f *testing.F) {
 // later call other octets than the first, gets nothing warmed from then on
 // and no panic.
 func TestWarmWithAnotherQuestion(t *testing.T) {
-	s := NewStore()
 	z, err := Parse(strings.NewReader(workload.Zone(100)), workload.Origin, "")
 	if err != nil {
 		t.Fatal(err)
 	}
+	for _, others := range []int{0, fewOrigins} { // warmed from step 3 at once, and in every step
+		t.Run(fmt.Sprint(others+1, " zones"), func(t *testing.T) { withAnotherQuestion(t, z, others) })
+	}
+}
+
+func withAnotherQuestion(t *testing.T, z *Zone, others int) {
+	s := NewStore()
 	must(t, s.Publish(nil, z, false))
+	for i := range others {
+		must(t, s.Publish(nil, genZone(t, fmt.Sprintf("z%d.example.", i), 1, 1), false))
+	}
 	q := question(t, "host1."+workload.Origin, dns.TypeA)
 	for _, later := range [][]byte{nil, {1}, q[:3]} {
-		var note ahead.Note
-		s.Warm(&note, q)
-		s.Warm(&note, q)
-		s.Warm(&note, q)
-		s.Warm(&note, later)
-		if note.Step != ahead.Done {
-			t.Fatalf("% x after the question: step %d, want Done", later, note.Step)
+		for calls := range 7 { // the later octets after each call
+			var note ahead.Note
+			for range calls {
+				s.Warm(&note, q)
+			}
+			step := note.Step
+			s.Warm(&note, later)
+			if (step == 1 || step == 3 || step == 6) && note.Step != ahead.Done { // the steps that read the question
+				t.Fatalf("% x at step %d: step %d, want Done", later, step, note.Step)
+			}
+			s.Warm(&note, later)
+			s.Warm(&note, later)
 		}
-		s.Warm(&note, later)
 	}
 }

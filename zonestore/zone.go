@@ -10,16 +10,18 @@ import (
 // computed when it was built: a lookup reads, and never writes, any of it, so
 // any number of goroutines may use a Zone at once without synchronisation.
 type Zone struct {
+	// First, in one cache line, what a lookup reads first, and warming
+	// fetches (Store.Warm).
+	idx   *index           // every owner name, empty non-terminals included, for a zone of indexMin names and more; nil for the rest (index.go)
+	few   []fewSlot        // the same, for a zone of fewer than indexMin names (few.go)
+	nodes map[string]*node // the same, by wire key; nil for a zone of fewer than indexMin names
+	apex  *node
+
 	origin     string // lowercase presentation, fully qualified
 	originKey  string
 	generation uint64 // set by the Store when published
 	serial     uint32
 	file       string // where it came from, for errors and reloads
-
-	nodes map[string]*node // by wire key: every owner name, empty non-terminals included; nil for a zone of fewer than indexMin names
-	idx   *index           // the same, for a zone of indexMin names and more; nil for the rest (index.go)
-	few   []fewSlot        // every name of a zone of fewer than indexMin names (few.go)
-	apex  *node
 
 	soa    *dns.SOA
 	negSOA *dns.SOA // the SOA with TTL min(SOA TTL, MINIMUM), for negative answers (RFC 2308 section 5)
