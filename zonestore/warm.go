@@ -168,6 +168,24 @@ func (s *Store) warmNode(note *ahead.Note, question []byte) {
 	note.Step++
 }
 
+// WarmZone is Warm only as far as the zone that holds the question's
+// name (its steps 0 to 2, the zone's line fetched last): for a query
+// whose answer is kept packed (replay), whose serving reads the zone's
+// version, to check the answer against, and none of its names. Among
+// fewOrigins zones or fewer, which the caches hold, it fetches nothing:
+// a server of one zone answered 0.97x as many kept answers a second
+// when it found the zone here too.
+func (s *Store) WarmZone(note *ahead.Note, question []byte) {
+	if note.Step == 0 && s.index.Load().n <= fewOrigins {
+		note.Step = ahead.Done
+		return
+	}
+	s.Warm(note, question)
+	if note.Step >= 3 {
+		note.Step = ahead.Done
+	}
+}
+
 // fewOrigins is the most zones a store may hold for warming to find a
 // name's zone in one step (Warm): 64 origins are a table of 2 KiB.
 const fewOrigins = 64

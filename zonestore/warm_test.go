@@ -170,6 +170,20 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 	if set := n.get(dns.TypeA); note.Step != 7 || note.Q != unsafe.Pointer(set) {
 		t.Fatalf("www.example.org.: step 7 %+v, want its RRset", note)
 	}
+	// WarmZone (a query whose answer is kept) stops at the zone, in
+	// three steps among many zones; among few it fetches nothing.
+	note = ahead.Note{}
+	steps := 0
+	for ; note.Step != ahead.Done && steps < 5; steps++ {
+		s.WarmZone(&note, www)
+	}
+	if steps != 3 || note.P != unsafe.Pointer(small) || note.Q != nil {
+		t.Fatalf("www.example.org., its answer kept: %+v after %d steps, want the zone after 3", note, steps)
+	}
+	note = ahead.Note{}
+	if few.WarmZone(&note, www); note.Step != ahead.Done || note.P != nil {
+		t.Fatalf("www.example.org., its answer kept, among two zones: %+v, want nothing fetched", note)
+	}
 	for _, q := range [][]byte{question(t, "www.example.com.", dns.TypeA), {1, 2, 3}} {
 		var note ahead.Note
 		s.Warm(&note, q)

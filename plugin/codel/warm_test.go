@@ -95,8 +95,9 @@ func TestZonestoreWarmsTheServersQueries(t *testing.T) {
 
 // TestWarmFetchesAKeptAnswer: where the query's answer is kept packed
 // (zonestore's replay, behind fastpack), warming fetches it and stops
-// there, without walking the lookup's path. One P, so that the worker
-// that kept the answer and this test take the same cache from the pool.
+// there, without walking the lookup's path (nor finding the zone, one of
+// few, as it would among many: TestWarmFollowsTheLookup). One P, so that the worker that kept the
+// answer and this test take the same cache from the pool.
 func TestWarmFetchesAKeptAnswer(t *testing.T) {
 	if raceflag.Enabled {
 		t.Skip("under the race detector sync.Pool drops a quarter of what it is given: the cache may not be met again")
@@ -120,6 +121,6 @@ func TestWarmFetchesAKeptAnswer(t *testing.T) {
 	}
 	p.warm()
 	if p.note.Step != ahead.Done || p.note.P != nil {
-		t.Fatalf("after three warmings: note %+v; want done, the lookup's path not walked", p.note)
+		t.Fatalf("after three warmings: note %+v; want done, the lookup's path not walked (nor the zone, one of a store of few)", p.note)
 	}
 }
