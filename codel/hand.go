@@ -157,9 +157,12 @@ func (w *worker) warm(first Task) {
 		}
 	}()
 	for range warmPasses {
-		warm(first)
+		more := warm(first)
 		for _, e := range w.hand {
-			warm(e.task)
+			more = warm(e.task) || more
+		}
+		if !more { // every answer kept, say: replay's three steps
+			return
 		}
 	}
 }

@@ -192,7 +192,7 @@ func TestCloseServesTheHand(t *testing.T) {
 // warmed.
 func TestAWorkerWarmsItsHand(t *testing.T) {
 	var log *events
-	warm := func(tk Task) {
+	warm := func(tk Task) bool {
 		var name string
 		switch tk := tk.(type) {
 		case computing:
@@ -203,6 +203,7 @@ func TestAWorkerWarmsItsHand(t *testing.T) {
 		log.mu.Lock()
 		log.runs = append(log.runs, "warm "+name)
 		log.mu.Unlock()
+		return true
 	}
 	q, clock, l := handQueue(t, Config{Workers: 1, Warm: warm})
 	log = l
@@ -230,10 +231,54 @@ func TestAWorkerWarmsItsHand(t *testing.T) {
 	}
 }
 
+// TestWarmingStopsWhenNothingIsLeft: a pass after which no query of the
+// hand has more to warm (Config.Warm's more: a query whose answer is
+// kept is warmed in three steps, a looked-up one in nine) is the last.
+func TestWarmingStopsWhenNothingIsLeft(t *testing.T) {
+	var log *events
+	warmed := map[string]int{}
+	warm := func(tk Task) bool {
+		var name string
+		switch tk := tk.(type) {
+		case computing:
+			name = tk.name
+		case *task:
+			name = tk.name
+		}
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		log.runs = append(log.runs, "warm "+name)
+		warmed[name]++
+		return name == "1" && warmed[name] < 3 // 1 has three steps, the rest one
+	}
+	q, clock, l := handQueue(t, Config{Workers: 1, Warm: warm})
+	log = l
+	_, open := handRun(t, q, clock, log, true, 0, names(handMax-1)...)
+	open()
+	waitFor(t, "all served", func() bool {
+		served := 0
+		for _, e := range log.ran() {
+			if !strings.HasPrefix(e, "warm ") {
+				served++
+			}
+		}
+		return served == 2+handMax-1
+	})
+	passes := 0
+	for _, e := range log.ran() {
+		if e == "warm gate" {
+			passes++
+		}
+	}
+	if passes != 3 || warmed["1"] != 3 || warmed["gate"] != 3 {
+		t.Fatalf("%d passes, 1 warmed %d times, gate %d; want 3 passes, the last one after which nothing had more", passes, warmed["1"], warmed["gate"])
+	}
+}
+
 // TestAWarmThatPanicsIsCounted: a Warm that panics costs the worker
 // nothing but the warming: every query is served, and the panics counted.
 func TestAWarmThatPanicsIsCounted(t *testing.T) {
-	q, clock, log := handQueue(t, Config{Workers: 1, Warm: func(Task) { panic("warm") }})
+	q, clock, log := handQueue(t, Config{Workers: 1, Warm: func(Task) bool { panic("warm") }})
 	_, open := handRun(t, q, clock, log, true, 0, names(handMax-1)...)
 	open()
 	waitFor(t, "all served", func() bool { return len(log.ran()) == 2+handMax-1 })

@@ -84,8 +84,9 @@ type Config struct {
 	// over them all, before it serves them, on the goroutine that will:
 	// a way for the caller to have the CPU fetch what those queries will
 	// read, each pass's fetches for all of them at once (internal/ahead).
-	// It must not block.
-	Warm  func(t Task)
+	// It reports whether the task has more to warm: the passes stop once
+	// none of them has. It must not block.
+	Warm  func(t Task) (more bool)
 	Clock func() int64 // monotonic nanoseconds (default Now)
 }
 

@@ -98,9 +98,9 @@ func queuedChain(b *testing.B, s *packetContext, packed [][]byte, warm bool) {
 		return l
 	}}
 	if warm {
-		cfg.Warm = func(t codel.Task) {
+		cfg.Warm = func(t codel.Task) bool {
 			q := t.(*queuedQuery)
-			warmQuery(s.route.warmer, &q.note, &q.qend, q.m)
+			return warmQuery(s.route.warmer, &q.note, &q.qend, q.m)
 		}
 	}
 	q := codel.New(cfg)

@@ -36,32 +36,37 @@ func warmerOf(configs []*dnsserver.Config) ahead.Warmer {
 
 // warmTask is the queue's Warm: a packet read here is warmed by its
 // server's Warmer.
-func warmTask(t codel.Task) {
+func warmTask(t codel.Task) (more bool) {
 	if p, ok := t.(*packet); ok {
-		p.warm()
+		return p.warm()
 	}
+	return false
 }
 
-// warm takes the warming of p's query a step further.
-func (p *packet) warm() {
+// warm takes the warming of p's query a step further, and reports
+// whether there is more.
+func (p *packet) warm() (more bool) {
 	if rt := p.ctx.route; rt != nil && rt.warmer != nil {
-		warmQuery(rt.warmer, &p.note, &p.qend, (*p.buf)[:p.n])
+		return warmQuery(rt.warmer, &p.note, &p.qend, (*p.buf)[:p.n])
 	}
+	return false
 }
 
-// warmQuery takes the warming of the query m a step further with w:
-// note is the query's, and qend where its question ends (0 until read,
-// then kept: questionEnd).
-func warmQuery(w ahead.Warmer, note *ahead.Note, qend *int, m []byte) {
+// warmQuery takes the warming of the query m a step further with w, and
+// reports whether there is more: note is the query's, and qend where its
+// question ends (0 until read, then kept: questionEnd).
+func warmQuery(w ahead.Warmer, note *ahead.Note, qend *int, m []byte) (more bool) {
 	if note.Step == ahead.Done {
-		return
+		return false
 	}
 	if *qend == 0 {
 		*qend = questionEnd(m)
 	}
-	if *qend > 0 {
-		w.Warm(note, m[headerLen:*qend])
+	if *qend <= 0 {
+		return false
 	}
+	w.Warm(note, m[headerLen:*qend])
+	return note.Step != ahead.Done
 }
 
 const headerLen = 12
