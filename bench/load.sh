@@ -3,6 +3,9 @@
 # fastpack, zonestore) against stock CoreDNS's file plugin (built from the
 # same module versions), Knot DNS and NSD (Debian's packages), on the same
 # generated zone and query mix, in one run, rounds interleaved. Beside them:
+# lookup, the full chain with zonestore's `replay 0` (every query looked up
+# and packed, no answer kept: the same work as Knot's for every query, and
+# what the chain costs a question the server has not answered before);
 # zonestore alone, stock CoreDNS with whoami (a plugin that looks nothing
 # up: the ceiling for any plugin on CoreDNS's own server) and floor (a bare
 # Go loop that echoes each query back as its answer, recvmmsg/sendmmsg: the
@@ -10,9 +13,6 @@
 # codel-zonestore, ontime's binary with codel's server path in front of
 # stock file or of zonestore, the two lookups compared on the same loop;
 # codel-fastpack, codel-zonestore with fastpack, the encoder on that loop;
-# lookup, the full chain with zonestore's `replay 0`: every query looked up
-# and packed, no answer kept (what the chain costs a question the server
-# has not answered before, and the same work as Knot's for every query);
 # split, ontime's full chain as a process a core (GOMAXPROCS=1 each, on a
 # CPU of its own, all on one port): at more cores than one, servers that
 # share nothing, which one process's shared queue is measured against.
@@ -92,7 +92,7 @@ SECS=${SECONDS_PER_RUN:-10}
 LOADER=${LOADER:-loadgen}
 case $LOADER in dnsperf | loadgen) ;; *) echo "LOADER is dnsperf or loadgen"; exit 1 ;; esac
 HOSTS=${HOSTS:-50000}
-SERVERS=${SERVERS:-"full zonestore file whoami knot nsd floor"}
+SERVERS=${SERVERS:-"full lookup zonestore file whoami knot nsd floor"}
 CORES=${CORES:-1}
 PLOT_ONLY=${PLOT_ONLY:-} # set: plot and tabulate bench/out/results.tsv again, run nothing
 LAT_RATE=${LAT_RATE:-20000}
