@@ -2,6 +2,7 @@ package codel
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -191,33 +192,7 @@ func TestCloseServesTheHand(t *testing.T) {
 // others'. A query taken alone (the blocker, behind nothing) is not
 // warmed.
 func TestAWorkerWarmsItsHand(t *testing.T) {
-	var log *events
-	warm := func(tk Task) bool {
-		var name string
-		switch tk := tk.(type) {
-		case computing:
-			name = tk.name
-		case *task:
-			name = tk.name
-		}
-		log.mu.Lock()
-		log.runs = append(log.runs, "warm "+name)
-		log.mu.Unlock()
-		return true
-	}
-	q, clock, l := handQueue(t, Config{Workers: 1, Warm: warm})
-	log = l
-	_, open := handRun(t, q, clock, log, true, 0, names(handMax-1)...)
-	open()
-	waitFor(t, "all served", func() bool {
-		served := 0
-		for _, e := range log.ran() {
-			if !strings.HasPrefix(e, "warm ") {
-				served++
-			}
-		}
-		return served == 2+handMax-1
-	})
+	log, _ := warmAHand(t, func(string, int) bool { return true })
 	var want []string
 	for range warmPasses {
 		for _, name := range append([]string{"gate"}, names(handMax-1)...) {
@@ -235,6 +210,23 @@ func TestAWorkerWarmsItsHand(t *testing.T) {
 // hand has more to warm (Config.Warm's more: a query whose answer is
 // kept is warmed in three steps, a looked-up one in nine) is the last.
 func TestWarmingStopsWhenNothingIsLeft(t *testing.T) {
+	log, warmed := warmAHand(t, func(name string, n int) bool { return name == "1" && n < 3 }) // 1 has three steps, the rest one
+	passes := 0
+	for _, e := range log.ran() {
+		if e == "warm gate" {
+			passes++
+		}
+	}
+	if passes != 3 || warmed["1"] != 3 || warmed["gate"] != 3 {
+		t.Fatalf("%d passes, 1 warmed %d times, gate %d; want 3 passes, the last one after which nothing had more", passes, warmed["1"], warmed["gate"])
+	}
+}
+
+// warmAHand runs a blocker, then the gate and a hand behind it, on one
+// worker whose Warm logs each call and reports more as more says of the
+// query's name and the times it has been warmed; it returns once all are
+// served, with the log and how many times each was warmed.
+func warmAHand(t *testing.T, more func(name string, warmed int) bool) (*events, map[string]int) {
 	var log *events
 	warmed := map[string]int{}
 	warm := func(tk Task) bool {
@@ -249,7 +241,7 @@ func TestWarmingStopsWhenNothingIsLeft(t *testing.T) {
 		defer log.mu.Unlock()
 		log.runs = append(log.runs, "warm "+name)
 		warmed[name]++
-		return name == "1" && warmed[name] < 3 // 1 has three steps, the rest one
+		return more(name, warmed[name])
 	}
 	q, clock, l := handQueue(t, Config{Workers: 1, Warm: warm})
 	log = l
@@ -264,15 +256,9 @@ func TestWarmingStopsWhenNothingIsLeft(t *testing.T) {
 		}
 		return served == 2+handMax-1
 	})
-	passes := 0
-	for _, e := range log.ran() {
-		if e == "warm gate" {
-			passes++
-		}
-	}
-	if passes != 3 || warmed["1"] != 3 || warmed["gate"] != 3 {
-		t.Fatalf("%d passes, 1 warmed %d times, gate %d; want 3 passes, the last one after which nothing had more", passes, warmed["1"], warmed["gate"])
-	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	return log, maps.Clone(warmed)
 }
 
 // TestAWarmThatPanicsIsCounted: a Warm that panics costs the worker
