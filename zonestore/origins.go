@@ -25,10 +25,13 @@ import (
 // but where its search ended was a branch the CPU could not predict: a
 // name's three suffixes among 1,000 origins in the caches took 53 ns,
 // where the map took 30; the buckets, their four hashes compared without
-// a branch, 37. Not warmed, finding a name's zone costs more than the
-// map did (BenchmarkFind: 1.1x among 1,000 zones, 1.25x among a million);
-// warmed, a server of 100,000 zones answered 1.13x the queries a second
-// that it answered with the map (bench/README.md).
+// a branch, 37. A search probes only the suffixes of as many labels as
+// some origin has (suffixes): among zones all two labels deep, one probe
+// for a name of any depth. Not warmed, finding a name's zone then costs
+// less than the map's lookup a label did among 1,000 and 100,000 zones
+// (BenchmarkFind: 0.87x and 0.75x), more among a million (1.25x); warmed,
+// a server of 100,000 zones answered 1.12x to 1.13x the queries a second
+// that it answered with the map, of a million 1.21x (bench/README.md).
 //
 // The table is built whole when zones come or go, as the map was copied
 // whole (a directory's zones come together: PublishAll), and only read
@@ -37,6 +40,11 @@ type origins struct {
 	buckets []originBucket // a power of two of them, at most half full
 	mask    uint64
 	n       int // the origins held
+	// The fewest and the most labels of an origin held: a search for a
+	// name's zone probes only its suffixes of as many labels as some
+	// origin has (suffixes), so that among zones that are all one level
+	// below a TLD, say, a name's zone is one probe away, not one a label.
+	fewest, most int
 }
 
 // originBucket is filled from its first slot: a bucket whose last slot is
@@ -66,8 +74,10 @@ func newOrigins(n int, sls iter.Seq[*slot]) *origins {
 	for 4*size < 2*n {
 		size *= 2
 	}
-	o := &origins{buckets: make([]originBucket, size), mask: uint64(size - 1)}
+	o := &origins{buckets: make([]originBucket, size), mask: uint64(size - 1), fewest: maxName}
 	for sl := range sls {
+		labels := labelCount(sl.key)
+		o.fewest, o.most = min(o.fewest, labels), max(o.most, labels)
 		h := originHash(sl.key)
 		for b := o.home(h); ; b = (b + 1) & o.mask {
 			if j := o.buckets[b].free(); j >= 0 {
@@ -137,6 +147,19 @@ func (o *origins) likely(h uint64) *slot {
 			return nil
 		}
 	}
+}
+
+// suffixes returns the longest suffix of the name whose key is k that
+// has as many labels as some origin held, and how many suffixes a search
+// for its zone probes from it, each the parent of the one before (none
+// where the name is shallower than every origin). Not an iterator: a key
+// on its caller's stack that a closure captured would be moved to the heap.
+func (o *origins) suffixes(k string) (string, int) {
+	n := labelCount(k)
+	for ; n > o.most; n-- {
+		k = parentKey(k)
+	}
+	return k, max(n-o.fewest+1, 0)
 }
 
 // line is the address of the bucket where a search for hash h begins.

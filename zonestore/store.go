@@ -73,7 +73,8 @@ func (n Name) Key() string { return n.key }
 
 // Find returns the current version of the zone that holds qname: the
 // longest origin that qname is at or below. It costs one probe of the
-// origins' table per label of qname, whatever the number of zones.
+// origins' table per label of qname that some origin has as many of
+// (origins.suffixes), whatever the number of zones.
 func (s *Store) Find(qname string) *Zone {
 	n, err := NewName(qname)
 	if err != nil {
@@ -90,16 +91,14 @@ func (s *Store) zoneOf(k string) *Zone { return s.zoneOfIn(s.index.Load(), k) }
 
 // zoneOfIn is zoneOf among the origins of idx.
 func (s *Store) zoneOfIn(idx *origins, k string) *Zone {
-	for ; ; k = parentKey(k) {
+	for k, n := idx.suffixes(k); n > 0; k, n = parentKey(k), n-1 {
 		if sl := idx.get(k); sl != nil {
 			if z := sl.cur.Load(); z != nil {
 				return z
 			}
 		}
-		if len(k) <= 1 {
-			return nil
-		}
 	}
+	return nil
 }
 
 // Origins returns the origins of the zones in the store.

@@ -111,6 +111,57 @@ func TestManyZonesComeAndGo(t *testing.T) {
 	check("replaced and published again")
 }
 
+// TestFindProbesOnlyTheOriginsDepths: a search for a name's zone probes
+// only the name's suffixes of as many labels as some origin has, and
+// still finds the longest origin: whatever the name's depth, with
+// origins one and three labels deep, as the depths change when zones
+// come and go, and with the root zone among them (no label at all).
+func TestFindProbesOnlyTheOriginsDepths(t *testing.T) {
+	s := NewStore()
+	org := genZone(t, "org.", 2, 1)
+	deep := genZone(t, "a.b.example.", 2, 1)
+	must(t, s.Publish(nil, org, false))
+	must(t, s.Publish(nil, deep, false))
+	probed := func(name string) []string {
+		k, _ := key(name)
+		var got []string
+		for k, n := s.index.Load().suffixes(k); n > 0; k, n = parentKey(k), n-1 {
+			got = append(got, fmt.Sprint(labelCount(k)))
+		}
+		return got
+	}
+	if got := strings.Join(probed("w.x.y.z.a.b.example."), " "); got != "3 2 1" {
+		t.Fatalf("w.x.y.z.a.b.example.: probed suffixes of %s labels, want 3 2 1", got)
+	}
+	if got := strings.Join(probed("org."), " "); got != "1" {
+		t.Fatalf("org.: probed %s, want 1", got)
+	}
+	for name, want := range map[string]*Zone{
+		"w.x.y.z.a.b.example.": deep, "a.b.example.": deep, "b.example.": nil, "example.": nil,
+		"www.org.": org, "org.": org, "org.example.": nil, ".": nil,
+	} {
+		if got := s.Find(name); got != want {
+			t.Errorf("Find(%q) = %p, want %p", name, got, want)
+		}
+	}
+	root, err := Parse(strings.NewReader(". 3600 IN SOA a.root. b.root. 1 2 3 4 5\n. 3600 IN NS a.root.\na.root. 3600 IN A 192.0.2.1\n"), ".", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(t, s.Publish(nil, root, false))
+	s.Remove("a.b.example.")
+	for name, want := range map[string]*Zone{
+		"w.x.y.z.a.b.example.": root, "b.example.": root, ".": root, "www.org.": org, "x.y.org.": org,
+	} {
+		if got := s.Find(name); got != want {
+			t.Errorf("with the root, without a.b.example.: Find(%q) = %p, want %p", name, got, want)
+		}
+	}
+	if got := strings.Join(probed("x.y.org."), " "); got != "1 0" {
+		t.Fatalf("x.y.org. with the root and org. held: probed %s, want 1 0", got)
+	}
+}
+
 // TestPublishCompareAndSwap: a version is published only over the one it was
 // built from, and only with a newer serial unless forced, so two racing
 // writers cannot move a zone back in time.

@@ -53,7 +53,7 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 			s.Warm(note, question)
 			return
 		}
-		for ; len(k) > 0; k = parentKey(k) {
+		for k, n := idx.suffixes(k); n > 0; k, n = parentKey(k), n-1 {
 			ahead.Prefetch(idx.line(originHash(k)))
 		}
 		note.P = unsafe.Pointer(idx)
@@ -66,7 +66,7 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 		}
 		idx := (*origins)(note.P)
 		var sl *slot
-		for ; len(k) > 0 && sl == nil; k = parentKey(k) {
+		for k, n := idx.suffixes(k); n > 0 && sl == nil; k, n = parentKey(k), n-1 {
 			sl = idx.likely(originHash(k))
 		}
 		if sl == nil {

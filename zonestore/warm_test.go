@@ -248,3 +248,35 @@ func withAnotherQuestion(t *testing.T, z *Zone, others int) {
 		}
 	}
 }
+
+// TestWarmAllocatesNothing: warming a query, every step of it, among few
+// zones and among many, allocates nothing (a key built on the stack and
+// captured by an iterator's closure was moved to the heap: two
+// allocations a query, which cost a server of 100,000 zones a third of
+// its queries a second and its p99 to the collector).
+func TestWarmAllocatesNothing(t *testing.T) {
+	z, err := Parse(strings.NewReader(workload.Zone(100)), workload.Origin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, others := range []int{0, fewOrigins} {
+		s := NewStore()
+		must(t, s.Publish(nil, z, false))
+		for i := range others {
+			must(t, s.Publish(nil, genZone(t, fmt.Sprintf("z%d.example.", i), 1, 1), false))
+		}
+		q := question(t, "host1."+workload.Origin, dns.TypeA)
+		if allocs := testing.AllocsPerRun(100, func() {
+			var note ahead.Note
+			for note.Step != ahead.Done {
+				s.Warm(&note, q)
+			}
+			note = ahead.Note{}
+			for note.Step != ahead.Done {
+				s.WarmZone(&note, q)
+			}
+		}); allocs != 0 {
+			t.Errorf("among %d zones: %.1f allocations a query warmed", others+1, allocs)
+		}
+	}
+}
