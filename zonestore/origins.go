@@ -8,8 +8,10 @@ import (
 )
 
 // The store finds a name's zone in a hash table of its zones' origins,
-// where it used a Go map. A lookup is the same either way: one probe a
-// label, from the name up, until an origin matches. But a map's place for
+// where it used a Go map. A lookup is much the same either way: a probe
+// for each of the name's suffixes, the longest first, until an origin
+// matches (the table's only for suffixes as deep as some origin: below).
+// But a map's place for
 // a key is the runtime's secret, and the table's is computed from the key
 // alone, so that codel's warming can fetch the places of a query's every
 // suffix at once, then the slot the longest match picks, then its zone,
@@ -101,10 +103,8 @@ func (bk *originBucket) free() int {
 }
 
 // get returns the slot of the origin with key k, or nil.
-func (o *origins) get(k string) *slot { return o.hashed(k, originHash(k)) }
-
-// hashed is get for a key whose hash is h.
-func (o *origins) hashed(k string, h uint64) *slot {
+func (o *origins) get(k string) *slot {
+	h := originHash(k)
 	for b := o.home(h); ; b = (b + 1) & o.mask {
 		bk := &o.buckets[b]
 		for m := bk.match(h); m != 0; m &= m - 1 {

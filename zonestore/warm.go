@@ -47,10 +47,8 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 			return
 		}
 		idx := s.index.Load()
-		if idx.n <= fewOrigins { // the table, its slots and zones stay in the caches
-			note.P = unsafe.Pointer(s.zoneOfIn(idx, k))
-			note.Step = 3
-			s.Warm(note, question)
+		if idx.n <= fewOrigins { // the table, its slots and zones stay in the caches: on to step 3's end
+			warmName(note, s.zoneOfIn(idx, k), k)
 			return
 		}
 		for k, n := idx.suffixes(k); n > 0; k, n = parentKey(k), n-1 {
@@ -88,23 +86,35 @@ func (s *Store) Warm(note *ahead.Note, question []byte) {
 	case 3:
 		var room [maxName + 8]byte
 		k, ok := lowerWire(&room, question)
-		z := (*Zone)(note.P)
-		if z == nil { // no zone holds the name (step 0, among few zones)
+		if !ok { // not the question of the first call
 			note.Step = ahead.Done
 			return
 		}
-		h, any := z.nameHash(k)
-		if !ok || !any {
-			note.Step = ahead.Done
-			return
-		}
-		note.W = h
-		ahead.Prefetch(z.slotLine(h))
+		warmName(note, (*Zone)(note.P), k)
+		return
 	default:
 		s.warmNode(note, question)
 		return
 	}
 	note.Step++
+}
+
+// warmName is Warm's step 3 for the name whose key is k, in z (nil: no
+// zone holds it): the slot of z's index, or its array, where the search
+// for the name begins. Step 0 takes it at once among few zones, with the
+// key it made.
+func warmName(note *ahead.Note, z *Zone, k string) {
+	var h uint64
+	var any bool
+	if z != nil {
+		h, any = z.nameHash(k)
+	}
+	if !any {
+		note.Step = ahead.Done
+		return
+	}
+	note.P, note.W, note.Step = unsafe.Pointer(z), h, 4
+	ahead.Prefetch(z.slotLine(h))
 }
 
 // warmNode takes the steps from the name's node on (4 to 8 of Warm's).
