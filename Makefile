@@ -32,7 +32,7 @@ test-deps:
 test: test-deps
 	$(GO) vet ./...
 	ONTIME_REQUIRE_KNOT=1 $(GO) test -count=1 -timeout 20m ./...
-	$(GO) test -count=1 -race -timeout 20m ./zonestore/... ./codel/ ./plugin/codel/ ./plugin/fastpack/ ./alias/... ./plugin/alias/ ./plugin/zonestore/ ./internal/gcpace/ ./internal/yield/ ./rrl/ ./plugin/rrl/ ./plugin/shardmetrics/ ./replay/ ./connlimit/ ./wire/ ./internal/swar/
+	$(GO) test -count=1 -race -timeout 20m ./zonestore/... ./codel/ ./plugin/codel/ ./plugin/fastpack/ ./alias/... ./plugin/alias/ ./plugin/zonestore/ ./internal/gcpace/ ./internal/hugeheap/ ./internal/yield/ ./rrl/ ./plugin/rrl/ ./plugin/shardmetrics/ ./replay/ ./connlimit/ ./wire/ ./internal/swar/
 
 # dig: bench/lib.sh's answering asks each server for its SOA before it is loaded.
 bench-deps:

@@ -1,0 +1,168 @@
+package hugeheap
+
+import (
+	"os"
+	"runtime"
+	"slices"
+	"testing"
+)
+
+func TestParseMaps(t *testing.T) {
+	text := `00400000-0452b000 r-xp 00000000 fe:00 10412893                           /work/main/coredns
+0514e000-071b0000 rw-p 00000000 00:00 0 
+27fdb000-27ffc000 rw-p 00000000 00:00 0                                  [heap]
+14b02e800000-14b033400000 rw-p 00000000 00:00 0
+14b033400000-14b034800000 ---p 00000000 00:00 0
+7fa0e4000000-7fa0e40a4000 rw-p 00000000 00:00 0 /tmp/a file with spaces
+`
+	ms, err := parseMaps(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []mapping{
+		{0x400000, 0x452b000, "r-xp", false},
+		{0x514e000, 0x71b0000, "rw-p", true},
+		{0x27fdb000, 0x27ffc000, "rw-p", false},
+		{0x14b02e800000, 0x14b033400000, "rw-p", true},
+		{0x14b033400000, 0x14b034800000, "---p", true},
+		{0x7fa0e4000000, 0x7fa0e40a4000, "rw-p", false},
+	}
+	if !slices.Equal(ms, want) {
+		t.Fatalf("parsed\n%v\nwant\n%v", ms, want)
+	}
+	for _, bad := range []string{"00400000 r-xp 0 0 0\n", "0040000g-00500000 rw-p 0 00:00 0\n", "00400000-00500000 rw-p\n"} {
+		if _, err := parseMaps(bad); err == nil {
+			t.Errorf("%q: no error", bad)
+		}
+	}
+	self, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		t.Skip("no /proc/self/maps:", err)
+	}
+	if _, err := parseMaps(string(self)); err != nil {
+		t.Fatalf("this process's maps: %v", err)
+	}
+}
+
+func TestHeapOf(t *testing.T) {
+	const M = 1 << 20
+	ms := []mapping{
+		{0x1000 * M, 0x1004 * M, "rw-p", true}, // anonymous, but not next to the heap
+		{0x2000 * M, 0x2040 * M, "rw-p", true}, // the heap's first arena, in use
+		{0x2040 * M, 0x2080 * M, "---p", true}, // reserved
+		{0x2080 * M, 0x2090 * M, "rw-p", true}, // the next arena's part in use
+		{0x2090 * M, 0x20c0 * M, "---p", true},
+		{0x20c0 * M, 0x20c1 * M, "rw-p", false}, // a file next to it
+		{0x20c1 * M, 0x20c2 * M, "rw-p", true},  // past the file: not the heap's run
+		{0x7000 * M, 0x7008 * M, "rw-p", true},  // a thread's stack
+	}
+	got := heapOf(ms, 0x2085*M)
+	want := []mapping{ms[1], ms[3]}
+	if !slices.Equal(got, want) {
+		t.Fatalf("heap %v, want %v", got, want)
+	}
+	if got := heapOf(ms, 0x2010*M); !slices.Equal(got, want) {
+		t.Fatalf("from the first arena: heap %v, want %v", got, want)
+	}
+	if got := heapOf(ms, 0x20c0*M+5); got != nil {
+		t.Fatalf("a probe in a file's mapping: %v", got)
+	}
+	if got := heapOf(ms, 0x3000*M); got != nil {
+		t.Fatalf("a probe in no mapping: %v", got)
+	}
+}
+
+func TestWholeChunks(t *testing.T) {
+	const page = 4096
+	per := ChunkSize / page
+	start := uintptr(3*ChunkSize - 5*page) // five pages before a chunk begins
+	end := start + 5*page + 3*ChunkSize + 7*page
+	resident := make([]byte, (end-start)/page)
+	for i := range resident {
+		resident[i] = 1
+	}
+	resident[5+per+17] = 0                        // the second chunk misses a page
+	resident[5+2*per] = 0b10                      // the third: only another bit set
+	resident[0], resident[len(resident)-1] = 0, 0 // outside every chunk
+	got := wholeChunks(start, end, resident, page)
+	want := []uintptr{3 * ChunkSize}
+	if !slices.Equal(got, want) {
+		t.Fatalf("whole %x, want %x", got, want)
+	}
+	// A vector shorter than the range (the mapping shrank): no chunk past it.
+	if got := wholeChunks(start, end, resident[:5+per-1], page); got != nil {
+		t.Fatalf("short vector: %x", got)
+	}
+}
+
+// rollup reads a field of /proc/self/smaps_rollup, in kB.
+func rollup(t *testing.T, field string) int {
+	t.Helper()
+	text, err := os.ReadFile("/proc/self/smaps_rollup")
+	if err != nil {
+		t.Skip("no smaps_rollup:", err)
+	}
+	ms, err := parseRollup(string(text), field)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ms
+}
+
+var kept [][]byte
+
+// TestPassCollapsesTheHeap fills 96 MiB of the heap with small objects and
+// checks that a pass puts most of them in huge pages, and leaves their
+// contents as they were; and that it takes no memory the heap did not
+// hold: beside them is a 32 MiB object of which only one page in two was
+// ever written, whose chunks a pass must leave alone.
+func TestPassCollapsesTheHeap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	kept = nil
+	for i := range 96 << 20 / 256 {
+		b := make([]byte, 256)
+		for j := range b {
+			b[j] = byte(i + j)
+		}
+		kept = append(kept, b)
+	}
+	// A large object's pages are fresh from the kernel, which the runtime
+	// knows are zero and does not clear: only the written ones are resident.
+	sparse := make([]byte, 32<<20)
+	for i := 0; i < len(sparse); i += 2 * os.Getpagesize() {
+		sparse[i] = 1
+	}
+	ms, _ := parseMaps(mustRead(t, "/proc/self/maps"))
+	heap := heapOf(ms, uintptr(addr(kept[len(kept)/2])))
+	if len(heap) == 0 {
+		t.Fatal("the heap's mappings not found")
+	}
+	hugeBefore, rssBefore := rollup(t, "AnonHugePages"), rollup(t, "Rss")
+	st, err := Pass()
+	if err == ErrUnsupported {
+		t.Skip("the kernel collapses nothing on request")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	hugeAfter, rssAfter := rollup(t, "AnonHugePages"), rollup(t, "Rss")
+	t.Logf("heap %d MiB, %d chunks whole, %d collapsed, %d failed; huge pages %d -> %d kB, resident %d -> %d kB",
+		st.Heap>>20, st.Whole, st.Collapsed, st.Failed, hugeBefore, hugeAfter, rssBefore, rssAfter)
+	if st.Collapsed < 32 || hugeAfter-hugeBefore < 32<<10 {
+		t.Errorf("collapsed %d chunks, huge pages %d -> %d kB: want 64 MiB of 96 at least", st.Collapsed, hugeBefore, hugeAfter)
+	}
+	if rssAfter-rssBefore > 4<<10 {
+		t.Errorf("resident memory grew from %d to %d kB: a chunk not wholly resident was collapsed", rssBefore, rssAfter)
+	}
+	for i, b := range kept {
+		for j := range b {
+			if b[j] != byte(i+j) {
+				t.Fatalf("object %d changed at %d", i, j)
+			}
+		}
+	}
+	kept = nil
+	runtime.KeepAlive(sparse)
+}

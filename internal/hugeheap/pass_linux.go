@@ -1,0 +1,69 @@
+package hugeheap
+
+import (
+	"os"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// probe is a heap object, where the heap is.
+var probe = new([64]byte)
+
+// Pass collapses every wholly resident 2 MiB chunk of the heap into a huge
+// page (a chunk already one costs a system call that finds it so).
+func Pass() (Stats, error) {
+	var st Stats
+	text, err := os.ReadFile("/proc/self/maps")
+	if err != nil {
+		return st, err
+	}
+	ms, err := parseMaps(string(text))
+	if err != nil {
+		return st, err
+	}
+	page := uintptr(os.Getpagesize())
+	refused := 0
+	for _, m := range heapOf(ms, uintptr(unsafe.Pointer(probe))) {
+		st.Heap += m.end - m.start
+		resident := make([]byte, (m.end-m.start+page-1)/page)
+		if mincore(m.start, m.end-m.start, resident) != nil {
+			continue // unmapped since /proc/self/maps was read
+		}
+		for _, c := range wholeChunks(m.start, m.end, resident, page) {
+			st.Whole++
+			switch madvise(c, ChunkSize, unix.MADV_COLLAPSE) {
+			case 0:
+				st.Collapsed++
+			case unix.EINVAL:
+				refused++ // an older kernel's answer to advice it does not know
+			default:
+				st.Failed++
+			}
+		}
+	}
+	if st.Whole > 0 && refused == st.Whole {
+		return st, ErrUnsupported
+	}
+	return st, nil
+}
+
+// The two system calls take addresses as numbers: the memory is the
+// heap's, which the runtime keeps mapped, and these calls change nothing
+// in it that Go sees (a collapse copies the pages' contents into one huge
+// page under the kernel's locks).
+
+// mincore fills resident with a byte a page of [addr, addr+n), its lowest
+// bit set where the page is in memory (mincore(2)).
+func mincore(addr, n uintptr, resident []byte) error {
+	_, _, errno := unix.Syscall(unix.SYS_MINCORE, addr, n, uintptr(unsafe.Pointer(unsafe.SliceData(resident))))
+	if errno != 0 {
+		return errno
+	}
+	return nil
+}
+
+func madvise(addr, n uintptr, advice int) unix.Errno {
+	_, _, errno := unix.Syscall(unix.SYS_MADVISE, addr, n, uintptr(advice))
+	return errno
+}
