@@ -13,7 +13,6 @@ import (
 	"github.com/coredns/coredns/coremain"
 
 	"github.com/ontimedns/ontime/internal/gcpace"
-	"github.com/ontimedns/ontime/internal/hugeheap"
 )
 
 // Version is ontime's release; set with -ldflags "-X main.Version=..." by the Makefile.
@@ -29,9 +28,6 @@ func main() {
 		os.Exit(2)
 	}
 	go gcpace.Run(headroom, nil)
-	if hugeheap.Enabled() { // the zones in huge pages; ONTIME_HUGE_PAGES=0: not
-		go hugeheap.Run(nil)
-	}
 	coremain.Run()
 }
 

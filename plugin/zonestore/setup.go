@@ -37,6 +37,7 @@ func setup(c *caddy.Controller) error {
 	key := blockKey(c)
 	h.leave(key)
 	stop := make(chan struct{})
+	c.OnFirstStartup(collapseHeap) // after every block's setup, before the servers start
 	c.OnStartup(func() error {
 		// NOTIFY the transfer plugin's secondaries of every version
 		// published from now on, and of those loaded already (as file does).
