@@ -90,12 +90,12 @@ func (in *inbox) setAll(control bool) {
 	in.used, in.set, in.control = batch, true, control
 }
 
-// take returns a copy of datagram i of the last read in a buffer of its
-// size's pool (packetCopy), its source and its control message.
-func (in *inbox) take(i int) (buf *[]byte, size int, from netip.AddrPort, oob []byte) {
+// take returns datagram i of the last read, in the inbox's buffer until
+// the next read (packet.hold copies it), its source and its control
+// message.
+func (in *inbox) take(i int) (b []byte, from netip.AddrPort, oob []byte) {
 	h := &in.hdrs[i]
-	size = int(h.n)
-	return packetCopy((*in.bufs[i])[:size]), size, fromRaw(&in.names[i]), in.oobs[i][:h.hdr.Controllen]
+	return (*in.bufs[i])[:h.n], fromRaw(&in.names[i]), in.oobs[i][:h.hdr.Controllen]
 }
 
 // outbox holds a worker's answers until it flushes them in one sendmmsg.

@@ -1,11 +1,10 @@
 package codel
 
-import "sync"
-
 // A queued query's packet is copied out of the socket's receive buffer
-// (packetSize, kept by the inbox for the next read) into a buffer of its
-// size's pool: smallPacket octets for nearly every query, packetSize for
-// the rest. A queued query held a whole receive buffer before: 4 KiB for a
+// (packetSize, kept by the inbox for the next read) into room of
+// smallPacket octets in the packet itself, which nearly every query fits,
+// or into a buffer of packetSize from the pool for the rest. (The room was
+// a buffer of a pool of its own before: a get and a put a query.) A queued query held a whole receive buffer before: 4 KiB for a
 // query of 40 to 100 octets, a page for each query in the queue. A fresh
 // server offered 80,000 q/s from its first moment shed 9,000 to 15,000
 // queries in its first tenth of a second, and none in later runs: every
@@ -16,24 +15,23 @@ import "sync"
 // was shed in three runs of three (bench/README.md).
 const smallPacket = 512
 
-var smallPackets = sync.Pool{New: func() any { b := make([]byte, smallPacket); return &b }}
-
-// packetCopy returns a pooled buffer holding a copy of b.
-func packetCopy(b []byte) *[]byte {
-	pool := &smallPackets
-	if len(b) > smallPacket {
-		pool = &packets
+// hold copies the datagram b into p: into the packet's own room where it
+// fits (nearly every query), so that it comes and goes with the packet,
+// or into a buffer of packetSize from the pool.
+func (p *packet) hold(b []byte) {
+	if len(b) <= smallPacket {
+		p.roomBuf = p.room[:]
+		p.buf = &p.roomBuf
+	} else {
+		p.buf = packets.Get().(*[]byte)
 	}
-	buf := pool.Get().(*[]byte)
-	copy(*buf, b)
-	return buf
+	p.n = copy(*p.buf, b)
 }
 
-// releasePacket gives buf back to the pool of its size.
-func releasePacket(buf *[]byte) {
-	if cap(*buf) == smallPacket {
-		smallPackets.Put(buf)
-		return
+// release gives back the buffer that holds the datagram where it is the
+// pool's; the packet's own room stays with it.
+func (p *packet) release() {
+	if p.buf != &p.roomBuf {
+		packets.Put(p.buf)
 	}
-	packets.Put(buf)
 }

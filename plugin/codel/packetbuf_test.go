@@ -8,21 +8,25 @@ import (
 	"github.com/miekg/dns"
 )
 
-// TestPacketCopyBySize: a datagram of up to smallPacket octets is copied
-// into a small buffer, a longer one into one of packetSize, each whole,
-// and each goes back to its own pool.
-func TestPacketCopyBySize(t *testing.T) {
-	for _, n := range []int{12, 100, smallPacket, smallPacket + 1, 1500, packetSize} {
+// TestPacketHoldsBySize: a datagram of up to smallPacket octets is copied
+// into the packet's own room, a longer one into a pooled buffer of
+// packetSize, each whole; the room stays with the packet when it is
+// released, and a packet made again for the next query holds that one's
+// octets.
+func TestPacketHoldsBySize(t *testing.T) {
+	p := new(packet)
+	for _, n := range []int{12, 100, smallPacket, smallPacket + 1, 1500, packetSize, 40} {
 		b := bytes.Repeat([]byte{byte(n)}, n)
-		buf := packetCopy(b)
-		want := smallPacket
-		if n > smallPacket {
-			want = packetSize
+		p.hold(b)
+		own := p.buf == &p.roomBuf && &(*p.buf)[0] == &p.room[0]
+		if n <= smallPacket && !own || n > smallPacket && (own || cap(*p.buf) != packetSize) {
+			t.Errorf("%d octets: held in its own room %v, a buffer of %d", n, own, cap(*p.buf))
 		}
-		if cap(*buf) != want || cap(*buf) < n || !bytes.Equal((*buf)[:n], b) {
-			t.Errorf("%d octets: a buffer of %d, want %d holding the datagram", n, cap(*buf), want)
+		if p.n != n || !bytes.Equal((*p.buf)[:p.n], b) {
+			t.Errorf("%d octets: holds %d, not the datagram", n, p.n)
 		}
-		releasePacket(buf)
+		p.release()
+		p.packetState = packetState{} // as end does
 	}
 }
 

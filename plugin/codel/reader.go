@@ -305,16 +305,14 @@ func (r *reader) drain(fd uintptr, in *inbox, taking bool) int {
 	read := room[:0]
 	wakes := 0
 	for i := range n {
-		buf, size, from, oob := in.take(i)
-		if size == 0 && r.isWake(from) {
-			releasePacket(buf)
+		b, from, oob := in.take(i)
+		if len(b) == 0 && r.isWake(from) {
 			wakes++
 			continue
 		}
-		if size < 12 {
+		if len(b) < 12 {
 			// No DNS header: nothing to answer. Counted, so that every
 			// datagram read is served, dropped or counted here.
-			releasePacket(buf)
 			r.c.q.Refused(codel.Malformed)
 			continue
 		}
@@ -323,7 +321,7 @@ func (r *reader) drain(fd uintptr, in *inbox, taking bool) int {
 			arrival = arrivedAt(now, wall, oob)
 		}
 		p := packetPool.Get().(*packet)
-		p.buf, p.n = buf, size
+		p.hold(b)
 		p.ctx = packetContext{Context: context.Background(), server: r.server, route: r.route, hop: codel.Hop{Queue: r.c.q, Arrival: arrival}}
 		if r.recycle {
 			p.ctx.hop.Life = &p.life
@@ -459,13 +457,22 @@ func (c *packetContext) Value(key any) any {
 // its writer, the message it unpacks into and its Life. One allocation,
 // made again for the next packet unless the query is held (Life).
 type packet struct {
-	buf  *[]byte
-	n    int
-	ctx  packetContext
-	w    udpWriter
-	req  unpacked
-	sw   request.ScrubWriter // the server's writer around w, where routed here
-	life codel.Life
+	packetState
+	// room holds the datagram where it fits (hold); it is left as it is
+	// between queries, where the rest is cleared (end).
+	room [smallPacket]byte
+}
+
+// packetState is a packet's all but its room.
+type packetState struct {
+	buf     *[]byte // the datagram's buffer: &roomBuf, or the pool's (hold)
+	roomBuf []byte  // room[:]
+	n       int
+	ctx     packetContext
+	w       udpWriter
+	req     unpacked
+	sw      request.ScrubWriter // the server's writer around w, where routed here
+	life    codel.Life
 	// note and qend are its warming's (warm.go): the Warmer's note, and
 	// where the question's name ends in buf (0: not yet read; -1: none).
 	note ahead.Note
@@ -512,7 +519,7 @@ func (p *packet) Run() {
 // serve serves the query and gives its buffer back: what was unpacked from
 // it is copied.
 func (p *packet) serve() {
-	defer releasePacket(p.buf)
+	defer p.release()
 	serve(&p.ctx, (*p.buf)[:p.n], &p.w, &p.req, &p.sw)
 }
 
@@ -523,7 +530,7 @@ func (p *packet) end() {
 	if p.ctx.hop.Life == nil || p.life.End() {
 		return
 	}
-	*p = packet{} // nothing kept alive from the pool
+	p.packetState = packetState{} // nothing kept alive from the pool; the room is octets only
 	packetPool.Put(p)
 }
 
@@ -576,7 +583,7 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked, sw *
 // Drop answers as the drop mode says; silent by default.
 func (p *packet) Drop(codel.Reason) {
 	defer p.end()
-	defer releasePacket(p.buf)
+	defer p.release()
 	if p.w.r.c.drop == dropSilent {
 		return
 	}

@@ -75,7 +75,7 @@ func TestZonestoreWarmsTheServersQueries(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &packet{buf: &b, n: len(b), ctx: packetContext{route: r.route}}
+	p := &packet{packetState: packetState{buf: &b, n: len(b), ctx: packetContext{route: r.route}}}
 	for range 3 { // replay's two (the second, finding nothing kept, takes the store's first, to the zone of a store of one), then its node
 		p.warm()
 	}
@@ -113,7 +113,7 @@ func TestWarmFetchesAKeptAnswer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &packet{buf: &b, n: len(b), ctx: packetContext{route: r.route}}
+	p := &packet{packetState: packetState{buf: &b, n: len(b), ctx: packetContext{route: r.route}}}
 	more := p.warm()
 	more = p.warm() && more
 	if !more || p.note.Step == ahead.Done || p.note.P != nil {
