@@ -7,8 +7,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// probe is a heap object, where the heap is.
-var probe = new([64]byte)
+// probe holds a heap object, where the heap is. Made in Pass: a package
+// variable's initial object may be laid out in the binary's data instead.
+var probe *[64]byte
 
 // Pass collapses every wholly resident 2 MiB chunk of the heap into a huge
 // page (a chunk already one costs a system call that finds it so).
@@ -22,6 +23,7 @@ func Pass() (Stats, error) {
 	if err != nil {
 		return st, err
 	}
+	probe = new([64]byte)
 	page := uintptr(os.Getpagesize())
 	refused := 0
 	for _, m := range heapOf(ms, uintptr(unsafe.Pointer(probe))) {
