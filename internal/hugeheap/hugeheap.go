@@ -36,8 +36,9 @@ import (
 // ChunkSize is the size of a huge page on amd64 and arm64 (4 KiB pages).
 const ChunkSize = 2 << 20
 
-// A mapping is one line of /proc/self/maps: [Start, End), its permissions
-// (rw-p), and whether it is anonymous memory (no file, no [name]).
+// A mapping is one line of /proc/self/maps: [start, end), its permissions
+// (rw-p), and whether it is anonymous memory (no file, no [heap] or
+// [stack]).
 type mapping struct {
 	start, end uintptr
 	perms      string
@@ -66,7 +67,11 @@ func parseMaps(text string) ([]mapping, error) {
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, err
 		}
-		ms = append(ms, mapping{start: uintptr(start), end: uintptr(end), perms: f[1], anon: len(f) == 5})
+		// Anonymous: no path, or a name given to anonymous memory (the Go
+		// runtime names its own, "[anon: Go: heap]", where the kernel
+		// keeps such names).
+		anon := len(f) == 5 || strings.HasPrefix(f[5], "[anon:")
+		ms = append(ms, mapping{start: uintptr(start), end: uintptr(end), perms: f[1], anon: anon})
 	}
 	return ms, nil
 }

@@ -14,6 +14,9 @@ func TestParseMaps(t *testing.T) {
 14b02e800000-14b033400000 rw-p 00000000 00:00 0
 14b033400000-14b034800000 ---p 00000000 00:00 0
 7fa0e4000000-7fa0e40a4000 rw-p 00000000 00:00 0 /tmp/a file with spaces
+c000000000-c004000000 rw-p 00000000 00:00 0                              [anon: Go: heap]
+c004000000-c008000000 ---p 00000000 00:00 0                              [anon: Go: heap reservation]
+7ffd2a977000-7ffd2a998000 rw-p 00000000 00:00 0                          [stack]
 `
 	ms, err := parseMaps(text)
 	if err != nil {
@@ -26,6 +29,9 @@ func TestParseMaps(t *testing.T) {
 		{0x14b02e800000, 0x14b033400000, "rw-p", true},
 		{0x14b033400000, 0x14b034800000, "---p", true},
 		{0x7fa0e4000000, 0x7fa0e40a4000, "rw-p", false},
+		{0xc000000000, 0xc004000000, "rw-p", true},
+		{0xc004000000, 0xc008000000, "---p", true},
+		{0x7ffd2a977000, 0x7ffd2a998000, "rw-p", false},
 	}
 	if !slices.Equal(ms, want) {
 		t.Fatalf("parsed\n%v\nwant\n%v", ms, want)
