@@ -35,7 +35,9 @@ func TestZonesInHugePages(t *testing.T) {
 	body := "    codel\n    fastpack\n    zonestore " + zf + " huge.example"
 
 	s := startCoreDNS(t, body, "huge.example")
-	if huge := anonHugeKB(t, s.cmd.Process.Pid); huge < 4<<10 {
+	if huge := anonHugeKB(t, s.cmd.Process.Pid); huge < 4<<10 && strings.Contains(s.log.String(), "no huge page free") {
+		t.Skipf("the kernel had no huge pages free: %d kB collapsed", huge)
+	} else if huge < 4<<10 {
 		t.Fatalf("the server's heap holds %d kB in huge pages, want 4 MiB at least", huge)
 	}
 	m := new(dns.Msg)
