@@ -1,4 +1,4 @@
-// Package hugeheap backs the wholly used parts of the Go heap with
+// Package hugeheap backs the densely used parts of the Go heap with
 // transparent huge pages (2 MiB), where the system leaves huge pages to the
 // programs that ask for them (THP "madvise", Debian's and Ubuntu's
 // default).
@@ -10,13 +10,16 @@
 // holds a zone of tens of megabytes whole (bench/README.md, 2026-12-06).
 //
 // The Go runtime asks for no huge pages for its heap. Pass asks the kernel
-// to collapse (MADV_COLLAPSE, Linux 6.1) each 2 MiB of the heap whose
-// pages are all in memory: a huge page then costs no memory that the heap
-// did not hold already. A chunk with a page missing (never touched, or
-// given back by the runtime's scavenger) is left as it is, and the heap is
-// not marked for khugepaged, which would fill such chunks: the heap's
-// resident size does not grow. Where the scavenger gives back part of a
-// huge page later, the kernel splits it.
+// to collapse (MADV_COLLAPSE, Linux 6.1) each 2 MiB of the heap of which
+// nine pages in ten or more are in memory: a huge page then costs at most
+// a ninth more memory than the heap held there. A sparser chunk (never
+// touched, or given back by the runtime's scavenger) is left as it is, and
+// the heap is not marked for khugepaged, which would fill such chunks. Only
+// wholly resident chunks, at first, left the zones of many small zones
+// mostly in small pages: loaded among the collector's garbage, they lie in
+// chunks of which the scavenger gave some pages back (bench/README.md,
+// 2026-12-06). Where the scavenger gives back part of a huge page later,
+// the kernel splits it.
 //
 // A collapse is not for a server that is answering: it copies the chunk
 // with the process's page tables locked, 5 ms a chunk on the machine
@@ -115,36 +118,34 @@ func heapPart(m mapping) bool {
 	return m.anon && (m.perms == "rw-p" || m.perms == "---p")
 }
 
-// wholeChunks returns the starts of the 2 MiB chunks within [start, end)
-// whose pages are all resident, given mincore's vector for the range (a
-// byte a page from start, its lowest bit set where the page is resident)
-// and the page size.
-func wholeChunks(start, end uintptr, resident []byte, page uintptr) []uintptr {
-	var whole []uintptr
+// denseChunks returns the starts of the 2 MiB chunks within [start, end)
+// of which at least nine pages in ten are resident, given mincore's vector
+// for the range (a byte a page from start, its lowest bit set where the
+// page is resident) and the page size. A collapse makes every page of a
+// chunk resident: this bounds what it adds to a ninth of what was there.
+func denseChunks(start, end uintptr, resident []byte, page uintptr) []uintptr {
+	var dense []uintptr
 	per := ChunkSize / page
 	for c := (start + ChunkSize - 1) &^ (ChunkSize - 1); c+ChunkSize <= end; c += ChunkSize {
 		first := (c - start) / page
 		if first+per > uintptr(len(resident)) {
 			break
 		}
-		all := true
+		n := uintptr(0)
 		for _, r := range resident[first : first+per] {
-			if r&1 == 0 {
-				all = false
-				break
-			}
+			n += uintptr(r & 1)
 		}
-		if all {
-			whole = append(whole, c)
+		if 10*n >= 9*per {
+			dense = append(dense, c)
 		}
 	}
-	return whole
+	return dense
 }
 
 // Stats says what a pass found and did.
 type Stats struct {
 	Heap      uintptr // octets of the heap's mappings for use
-	Whole     int     // chunks all of whose pages were resident
+	Dense     int     // chunks of which nine pages in ten or more were resident
 	Collapsed int     // of those, the chunks the kernel collapsed (or found collapsed already)
 	Failed    int     // of those, the chunks it could not (no huge page free: EAGAIN)
 }

@@ -78,25 +78,38 @@ func TestHeapOf(t *testing.T) {
 	}
 }
 
-func TestWholeChunks(t *testing.T) {
+// TestDenseChunks: a chunk is collapsed where nine of its pages in ten or
+// more are resident (461 of 512), not where fewer are; only the lowest bit
+// of mincore's byte says resident; chunks are 2 MiB aligned, and none
+// reaches past the range or the vector.
+func TestDenseChunks(t *testing.T) {
 	const page = 4096
-	per := ChunkSize / page
+	per := ChunkSize / page                // 512
 	start := uintptr(3*ChunkSize - 5*page) // five pages before a chunk begins
-	end := start + 5*page + 3*ChunkSize + 7*page
+	end := start + 5*page + 4*ChunkSize + 7*page
 	resident := make([]byte, (end-start)/page)
 	for i := range resident {
 		resident[i] = 1
 	}
-	resident[5+per+17] = 0                        // the second chunk misses a page
-	resident[5+2*per] = 0b10                      // the third: only another bit set
-	resident[0], resident[len(resident)-1] = 0, 0 // outside every chunk
-	got := wholeChunks(start, end, resident, page)
-	want := []uintptr{3 * ChunkSize}
+	chunk := func(i int) []byte { return resident[5+i*per : 5+(i+1)*per] }
+	for j := range 51 { // the first chunk: 461 resident
+		chunk(0)[j*10] = 0
+	}
+	for j := range 52 { // the second: 460
+		chunk(1)[j*9] = 0
+	}
+	for j := range chunk(2) { // the third: none, by the lowest bit
+		chunk(2)[j] = 0b10
+	}
+	// The fourth is whole; outside every chunk nothing counts.
+	resident[0], resident[len(resident)-1] = 0, 0
+	got := denseChunks(start, end, resident, page)
+	want := []uintptr{3 * ChunkSize, 6 * ChunkSize}
 	if !slices.Equal(got, want) {
-		t.Fatalf("whole %x, want %x", got, want)
+		t.Fatalf("dense %x, want %x", got, want)
 	}
 	// A vector shorter than the range (the mapping shrank): no chunk past it.
-	if got := wholeChunks(start, end, resident[:5+per-1], page); got != nil {
+	if got := denseChunks(start, end, resident[:5+per-1], page); got != nil {
 		t.Fatalf("short vector: %x", got)
 	}
 }
@@ -119,9 +132,9 @@ var kept [][]byte
 
 // TestPassCollapsesTheHeap fills 96 MiB of the heap with small objects and
 // checks that a pass puts most of them in huge pages, and leaves their
-// contents as they were; and that it takes no memory the heap did not
-// hold: beside them is a 32 MiB object of which only one page in two was
-// ever written, whose chunks a pass must leave alone.
+// contents as they were; and that it takes hardly any memory the heap did
+// not hold: beside them is a 32 MiB object of which only one page in two
+// was ever written, whose chunks a pass must leave alone.
 func TestPassCollapsesTheHeap(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("Linux only")
@@ -154,13 +167,13 @@ func TestPassCollapsesTheHeap(t *testing.T) {
 		t.Fatal(err)
 	}
 	hugeAfter, rssAfter := rollup(t, "AnonHugePages"), rollup(t, "Rss")
-	t.Logf("heap %d MiB, %d chunks whole, %d collapsed, %d failed; huge pages %d -> %d kB, resident %d -> %d kB",
-		st.Heap>>20, st.Whole, st.Collapsed, st.Failed, hugeBefore, hugeAfter, rssBefore, rssAfter)
+	t.Logf("heap %d MiB, %d chunks dense, %d collapsed, %d failed; huge pages %d -> %d kB, resident %d -> %d kB",
+		st.Heap>>20, st.Dense, st.Collapsed, st.Failed, hugeBefore, hugeAfter, rssBefore, rssAfter)
 	if st.Collapsed < 32 || hugeAfter-hugeBefore < 32<<10 {
 		t.Errorf("collapsed %d chunks, huge pages %d -> %d kB: want 64 MiB of 96 at least", st.Collapsed, hugeBefore, hugeAfter)
 	}
 	if rssAfter-rssBefore > 4<<10 {
-		t.Errorf("resident memory grew from %d to %d kB: a chunk not wholly resident was collapsed", rssBefore, rssAfter)
+		t.Errorf("resident memory grew from %d to %d kB: a chunk barely resident was collapsed", rssBefore, rssAfter)
 	}
 	for i, b := range kept {
 		for j := range b {

@@ -11,8 +11,9 @@ import (
 // variable's initial object may be laid out in the binary's data instead.
 var probe *[64]byte
 
-// Pass collapses every wholly resident 2 MiB chunk of the heap into a huge
-// page (a chunk already one costs a system call that finds it so).
+// Pass collapses every 2 MiB chunk of the heap of which nine pages in ten
+// or more are resident into a huge page (a chunk already one costs a
+// system call that finds it so).
 func Pass() (Stats, error) {
 	var st Stats
 	text, err := os.ReadFile("/proc/self/maps")
@@ -32,8 +33,8 @@ func Pass() (Stats, error) {
 		if mincore(m.start, m.end-m.start, resident) != nil {
 			continue // unmapped since /proc/self/maps was read
 		}
-		for _, c := range wholeChunks(m.start, m.end, resident, page) {
-			st.Whole++
+		for _, c := range denseChunks(m.start, m.end, resident, page) {
+			st.Dense++
 			switch madvise(c, ChunkSize, unix.MADV_COLLAPSE) {
 			case 0:
 				st.Collapsed++
@@ -44,7 +45,7 @@ func Pass() (Stats, error) {
 			}
 		}
 	}
-	if st.Whole > 0 && refused == st.Whole {
+	if st.Dense > 0 && refused == st.Dense {
 		return st, ErrUnsupported
 	}
 	return st, nil

@@ -28,7 +28,7 @@ func collapseHeap() error {
 		}
 		log.Infof("huge pages: %d MiB of the heap's %d collapsed in %v", st.Collapsed*hugeheap.ChunkSize>>20, st.Heap>>20, time.Since(start).Round(time.Millisecond))
 		if st.Failed > 0 {
-			log.Infof("huge pages: %d MiB wholly in use not collapsed: the kernel had no huge page free", st.Failed*hugeheap.ChunkSize>>20)
+			log.Infof("huge pages: %d MiB in use not collapsed: the kernel had no huge page free", st.Failed*hugeheap.ChunkSize>>20)
 		}
 	})
 	return nil
