@@ -169,7 +169,14 @@ func TestPassCollapsesTheHeap(t *testing.T) {
 	hugeAfter, rssAfter := rollup(t, "AnonHugePages"), rollup(t, "Rss")
 	t.Logf("heap %d MiB, %d chunks dense, %d collapsed, %d failed; huge pages %d -> %d kB, resident %d -> %d kB",
 		st.Heap>>20, st.Dense, st.Collapsed, st.Failed, hugeBefore, hugeAfter, rssBefore, rssAfter)
-	if st.Collapsed < 32 || hugeAfter-hugeBefore < 32<<10 {
+	// The objects' 96 MiB are in huge pages: collapsed by this pass where
+	// the process had none before (the test's first run), or by an earlier
+	// run's pass, whose memory they may reuse (-count N).
+	huge := hugeAfter - hugeBefore
+	if hugeBefore > 0 {
+		huge = hugeAfter
+	}
+	if st.Collapsed < 32 || huge < 64<<10 {
 		t.Errorf("collapsed %d chunks, huge pages %d -> %d kB: want 64 MiB of 96 at least", st.Collapsed, hugeBefore, hugeAfter)
 	}
 	if rssAfter-rssBefore > 4<<10 {
