@@ -3,9 +3,9 @@ package test
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -61,19 +61,12 @@ func TestZonesInHugePages(t *testing.T) {
 // anonHugeKB reads a process's AnonHugePages, in kB.
 func anonHugeKB(t *testing.T, pid int) int {
 	t.Helper()
-	text, err := os.ReadFile(fmt.Sprintf("/proc/%d/smaps_rollup", pid))
-	if err != nil {
+	kb, err := hugeheap.Rollup(pid, "AnonHugePages")
+	if errors.Is(err, fs.ErrNotExist) {
 		t.Skip(err)
 	}
-	for line := range strings.Lines(string(text)) {
-		if v, ok := strings.CutPrefix(line, "AnonHugePages:"); ok {
-			kb, err := strconv.Atoi(strings.TrimSuffix(strings.TrimSpace(v), " kB"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb
-		}
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no AnonHugePages in smaps_rollup")
-	return 0
+	return kb
 }

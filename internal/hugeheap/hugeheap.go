@@ -158,8 +158,18 @@ var ErrUnsupported = errors.New("hugeheap: the kernel does not collapse memory i
 // ONTIME_HUGE_PAGES=0 turns them off.
 func Enabled() bool { return os.Getenv("ONTIME_HUGE_PAGES") != "0" }
 
-// parseRollup returns field's value, in kB, from /proc/self/smaps_rollup's
-// text.
+// Rollup returns a field of process pid's /proc/PID/smaps_rollup, in kB:
+// AnonHugePages is how much of its memory is in huge pages, Rss how much
+// is resident. An error from reading the file wraps the file system's.
+func Rollup(pid int, field string) (int, error) {
+	text, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/smaps_rollup")
+	if err != nil {
+		return 0, err
+	}
+	return parseRollup(string(text), field)
+}
+
+// parseRollup returns field's value, in kB, from smaps_rollup's text.
 func parseRollup(text, field string) (int, error) {
 	for line := range strings.Lines(text) {
 		name, rest, ok := strings.Cut(line, ":")

@@ -4,7 +4,8 @@ package codel
 // (packetSize, kept by the inbox for the next read) into room of
 // smallPacket octets in the packet itself, which nearly every query fits,
 // or into a buffer of packetSize from the pool for the rest. (The room was
-// a buffer of a pool of its own before: a get and a put a query.) A queued query held a whole receive buffer before: 4 KiB for a
+// a buffer of a pool of its own before: a get and a put a query.) A
+// queued query held a whole receive buffer before: 4 KiB for a
 // query of 40 to 100 octets, a page for each query in the queue. A fresh
 // server offered 80,000 q/s from its first moment shed 9,000 to 15,000
 // queries in its first tenth of a second, and none in later runs: every
