@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -504,4 +505,88 @@ func listening(host string, port int) (int, bool) {
 		}
 	}
 	return n, true
+}
+
+// TestCodelCountsTheWaitInTheSocket: a query's wait starts when the
+// kernel received it, not when codel read it. The server is stopped
+// (SIGSTOP) while ten queries arrive, then, a second later, twenty more;
+// once it runs again it reads them together. The first ten waited past
+// the deadline (500 ms) in the socket's buffer: every one is dropped, and
+// counted. The kernel stamps one datagram of every eight read together,
+// and the others take the stamp before them, so that no wait is counted
+// short: of the twenty that did not wait, the first few share the last
+// stale stamp and go with it, no more than seven, and the rest are
+// answered. Every query unanswered is counted.
+func TestCodelCountsTheWaitInTheSocket(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        sockets 1\n    }\n    zonestore %s example.org\n", metrics, zf), "example.org")
+	server := "dns://" + s.addr
+	late := func() float64 {
+		return metric(t, metrics, `coredns_codel_drops_total{reason="deadline",server="`+server+`"}`)
+	}
+	before, droppedBefore := late(), codelDrops(t, metrics, server)
+	c, err := net.Dial("udp", s.addr) // one source port: one socket's buffer, in order
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	send := func(id uint16) {
+		m := new(dns.Msg)
+		m.SetQuestion("www.example.org.", dns.TypeA)
+		m.Id = id
+		b, _ := m.Pack()
+		if _, err := c.Write(b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const stale, all = 10, 30 // one read's batch holds 32
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	for id := range uint16(stale) {
+		send(id)
+	}
+	time.Sleep(time.Second)
+	for id := uint16(stale); id < all; id++ {
+		send(id)
+	}
+	if err := s.cmd.Process.Signal(syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	answered := map[uint16]bool{}
+	buf := make([]byte, 512)
+	c.SetReadDeadline(time.Now().Add(2 * time.Second))
+	for len(answered) < all {
+		n, err := c.Read(buf)
+		if err != nil {
+			break // the rest were dropped
+		}
+		var m dns.Msg
+		if m.Unpack(buf[:n]) != nil || len(m.Answer) != 1 {
+			t.Fatalf("answer %v, want www's A record", m)
+		}
+		answered[m.Id] = true
+	}
+	dropped := 0
+	for dropped < all && !answered[uint16(dropped)] {
+		dropped++
+	}
+	t.Logf("the first %d of %d dropped, %d of them stale", dropped, all, stale)
+	if dropped < stale {
+		t.Fatalf("query %d, a second in the socket's buffer, was answered: its wait was counted from when it was read", dropped)
+	}
+	for id := dropped; id < all; id++ {
+		if !answered[uint16(id)] {
+			t.Fatalf("answered %v: query %d unanswered after query %d was answered", answered, id, dropped)
+		}
+	}
+	if dropped-stale > 7 {
+		t.Fatalf("%d queries that did not wait were dropped: the last stale stamp went to more than the seven after it", dropped-stale)
+	}
+	eventually(t, "the dropped queries to be counted", func() bool { return late()-before == float64(dropped) })
+	if n := codelDrops(t, metrics, server) - droppedBefore; n != float64(dropped) {
+		t.Fatalf("%v drops counted, want the %d late ones", n, dropped)
+	}
 }

@@ -43,22 +43,24 @@ type inbox struct {
 	// only those of the datagrams it fills (their address's and control
 	// message's lengths, their flags), so a read sets those again, one
 	// for a query that came alone rather than the batch's 32. set: every
-	// header is set, with room for control messages where control.
-	used         int
-	set, control bool
+	// header is set, with room for control messages as every says.
+	used  int
+	set   bool
+	every int // control messages for every datagram (1), for the first and each every-th after it, or none (0)
 }
 
 // read takes up to a batch of datagrams off fd without waiting, and
 // returns how many. The control messages (the address a datagram came to,
-// the time it arrived) are asked for when control is set.
-func (in *inbox) read(fd uintptr, control bool) (int, error) {
-	if !in.set || control != in.control {
-		in.setAll(control)
+// the time it arrived) are asked for those every picks (hasControl): the
+// kernel writes none for a header without room for them.
+func (in *inbox) read(fd uintptr, every int) (int, error) {
+	if !in.set || every != in.every {
+		in.setAll(every)
 	}
 	for i := range in.used {
 		h := &in.hdrs[i].hdr
 		h.Namelen = unix.SizeofSockaddrInet6
-		if control {
+		if hasControl(i, every) {
 			h.SetControllen(oobSize)
 		}
 		h.Flags = 0
@@ -68,9 +70,14 @@ func (in *inbox) read(fd uintptr, control bool) (int, error) {
 	return n, err
 }
 
-// setAll points every header at its buffer, address and control room, and
-// marks them all used, so that read sets their lengths.
-func (in *inbox) setAll(control bool) {
+// hasControl says whether datagram i of a read with control messages for
+// every every-th is read with them.
+func hasControl(i, every int) bool { return every > 0 && i%every == 0 }
+
+// setAll points every header at its buffer, address and control room (the
+// headers every picks), and marks them all used, so that read sets their
+// lengths.
+func (in *inbox) setAll(every int) {
 	for i := range in.hdrs {
 		if in.bufs[i] == nil {
 			in.bufs[i] = packets.Get().(*[]byte)
@@ -83,11 +90,11 @@ func (in *inbox) setAll(control bool) {
 		h.Iov = &in.iovs[i]
 		h.SetIovlen(1)
 		h.Control, h.Controllen = nil, 0
-		if control {
+		if hasControl(i, every) {
 			h.Control = &in.oobs[i][0]
 		}
 	}
-	in.used, in.set, in.control = batch, true, control
+	in.used, in.set, in.every = batch, true, every
 }
 
 // take returns datagram i of the last read, in the inbox's buffer until

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 
@@ -66,7 +67,7 @@ func TestBatchesCarryEveryDatagram(t *testing.T) {
 			deadline := time.Now().Add(5 * time.Second)
 			for len(got) < n && time.Now().Before(deadline) {
 				r.raw.Read(func(fd uintptr) bool {
-					k, err := in.read(fd, false)
+					k, err := in.read(fd, 0)
 					if err != nil || k == 0 {
 						return false
 					}
@@ -225,7 +226,7 @@ func TestArrivalIsTheKernelsStamp(t *testing.T) {
 		deadline := time.Now().Add(5 * time.Second)
 		for oob == nil && time.Now().Before(deadline) {
 			r.raw.Read(func(fd uintptr) bool {
-				k, err := in.read(fd, true)
+				k, err := in.read(fd, 1)
 				if err != nil || k == 0 {
 					return false
 				}
@@ -310,7 +311,7 @@ func TestReadSetsAgainTheHeadersItUsed(t *testing.T) {
 		var oob []byte
 		for deadline := time.Now().Add(5 * time.Second); !from.IsValid() && time.Now().Before(deadline); {
 			r.raw.Read(func(fd uintptr) bool {
-				if k, err := in.read(fd, true); err == nil && k == 1 {
+				if k, err := in.read(fd, 1); err == nil && k == 1 {
 					_, from, oob = in.take(0)
 				}
 				return true
@@ -330,4 +331,53 @@ func TestReadSetsAgainTheHeadersItUsed(t *testing.T) {
 	readOne(a)
 	readOne(b)
 	readOne(a)
+}
+
+// TestAReadGivesRoomForControlWhereAsked: a read with a control message
+// for every eighth datagram gets the kernel's stamp for the first and the
+// ninth of a batch of ten, and none for the others; the same inbox read
+// for every datagram again (a socket bound to every address) gets each
+// its own.
+func TestAReadGivesRoomForControlWhereAsked(t *testing.T) {
+	r, client := socketPair(t, "udp4", "127.0.0.1:0")
+	if !rxstamp.Enable(r.raw) {
+		t.Skip("the kernel does not stamp datagrams here")
+	}
+	var in inbox
+	readTen := func(every int) (stamped []int) {
+		t.Helper()
+		for range 10 {
+			if _, err := client.WriteToUDP([]byte("query"), r.conn.LocalAddr().(*net.UDPAddr)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(20 * time.Millisecond) // all ten in the socket's buffer
+		var k int
+		r.raw.Read(func(fd uintptr) bool {
+			var err error
+			k, err = in.read(fd, every)
+			return err == nil
+		})
+		if k != 10 {
+			t.Fatalf("read %d datagrams in one batch, want 10", k)
+		}
+		for i := range k {
+			if _, _, oob := in.take(i); len(oob) > 0 {
+				if _, ok := rxstamp.Received(oob); !ok {
+					t.Fatalf("datagram %d: a control message without a stamp", i)
+				}
+				stamped = append(stamped, i)
+			}
+		}
+		return stamped
+	}
+	if got := readTen(stampEvery); !slices.Equal(got, []int{0, 8}) {
+		t.Errorf("every %d: datagrams %v came with a stamp, want 0 and 8", stampEvery, got)
+	}
+	if got := readTen(1); len(got) != 10 {
+		t.Errorf("every one: datagrams %v came with a stamp, want all ten", got)
+	}
+	if got := readTen(0); len(got) != 0 {
+		t.Errorf("none: datagrams %v came with a stamp", got)
+	}
 }
