@@ -2,7 +2,6 @@ package codel
 
 import (
 	"encoding/binary"
-	"net"
 	"net/netip"
 	"sync"
 	"time"
@@ -135,7 +134,7 @@ type outbox struct {
 // that address and port, so which one sends is nothing a client sees, and
 // a worker serving queries from several keeps its batch. Called with mu
 // held.
-func (o *outbox) add(r *reader, b []byte, to netip.AddrPort, src net.IP) {
+func (o *outbox) add(r *reader, b []byte, to netip.AddrPort, src netip.Addr) {
 	if o.n == batch || (o.r != nil && o.r.first != r.first) {
 		o.send()
 	}
@@ -156,8 +155,8 @@ func (o *outbox) add(r *reader, b []byte, to netip.AddrPort, src net.IP) {
 	h.Iov = &o.iovs[i]
 	h.SetIovlen(1)
 	h.Control, h.Controllen = nil, 0
-	if src != nil {
-		o.oobs[i] = append(o.oobs[i][:0], sourceOOB(src)...)
+	if src.IsValid() {
+		o.oobs[i] = appendSource(o.oobs[i][:0], src)
 		h.Control = &o.oobs[i][0]
 		h.SetControllen(len(o.oobs[i]))
 	}

@@ -94,7 +94,7 @@ func TestBatchesCarryEveryDatagram(t *testing.T) {
 			o := new(outbox)
 			for i := range n {
 				o.mu.Lock()
-				o.add(r, fmt.Appendf(nil, "answer %d", i), from, nil)
+				o.add(r, fmt.Appendf(nil, "answer %d", i), from, netip.Addr{})
 				o.mu.Unlock()
 			}
 			o.Flush()
@@ -146,7 +146,7 @@ func TestMappedAddressesOnAnIPv6Socket(t *testing.T) {
 	defer dual.Close()
 	o := new(outbox)
 	o.mu.Lock()
-	o.add(r, []byte("to v4"), client.LocalAddr().(*net.UDPAddr).AddrPort(), nil)
+	o.add(r, []byte("to v4"), client.LocalAddr().(*net.UDPAddr).AddrPort(), netip.Addr{})
 	o.mu.Unlock()
 	o.Flush()
 	readAnswer(t, client, "to v4")
@@ -160,7 +160,7 @@ func holdOne(t *testing.T) (o *outbox, client *net.UDPConn, start int64) {
 	r.c.now = func() int64 { return start }
 	o = new(outbox)
 	o.mu.Lock()
-	o.add(r, []byte("held"), client.LocalAddr().(*net.UDPAddr).AddrPort(), nil)
+	o.add(r, []byte("held"), client.LocalAddr().(*net.UDPAddr).AddrPort(), netip.Addr{})
 	o.mu.Unlock()
 	return o, client, start
 }
@@ -240,7 +240,7 @@ func TestArrivalIsTheKernelsStamp(t *testing.T) {
 	if waited < 45*time.Millisecond || waited > 5*time.Second {
 		t.Errorf("arrival %v before it was read, want the 50 ms it waited unread", waited)
 	}
-	if dst := destination(oob); !dst.Equal(net.IPv4(127, 0, 0, 1)) {
+	if dst := destination(oob); dst != netip.MustParseAddr("127.0.0.1") {
 		t.Errorf("destination %v beside the stamp, want 127.0.0.1", dst)
 	}
 	// Without a stamp, or with one the wall clock no longer agrees with,
@@ -270,7 +270,7 @@ func TestSendAndFeedAllocateNothing(t *testing.T) {
 	send := func() {
 		o.mu.Lock()
 		for range 4 {
-			o.add(r, []byte("an answer"), to, nil)
+			o.add(r, []byte("an answer"), to, netip.Addr{})
 		}
 		o.mu.Unlock()
 		o.Flush()
@@ -321,7 +321,7 @@ func TestReadSetsAgainTheHeadersItUsed(t *testing.T) {
 		if from.Addr().Unmap() != want.Addr() || from.Port() != want.Port() {
 			t.Fatalf("source %v, want %v", from, want)
 		}
-		if dst := destination(oob); !dst.Equal(net.IPv4(127, 0, 0, 1)) {
+		if dst := destination(oob); dst != netip.MustParseAddr("127.0.0.1") {
 			t.Fatalf("destination %v from the control message, want 127.0.0.1", dst)
 		}
 		// As the kernel could leave them for a shorter address and

@@ -375,7 +375,7 @@ func TestASendTakesNoLockAnotherHolds(t *testing.T) {
 		holdWriteLock(t, r.raw)
 		o := new(outbox)
 		o.mu.Lock()
-		o.add(r, []byte("an answer"), client.LocalAddr().(*net.UDPAddr).AddrPort(), nil)
+		o.add(r, []byte("an answer"), client.LocalAddr().(*net.UDPAddr).AddrPort(), netip.Addr{})
 		o.mu.Unlock()
 		sent := make(chan struct{})
 		go func() {

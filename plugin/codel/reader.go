@@ -16,8 +16,6 @@ import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
-	"golang.org/x/net/ipv4"
-	"golang.org/x/net/ipv6"
 
 	"github.com/ontimedns/ontime/codel"
 	"github.com/ontimedns/ontime/internal/ahead"
@@ -407,29 +405,6 @@ func arrivedAt(now, wall int64, oob []byte) int64 {
 	return now
 }
 
-// destination returns the address a query was sent to, from its IP_PKTINFO
-// or IPV6_PKTINFO control message.
-func destination(oob []byte) net.IP {
-	if cm := new(ipv6.ControlMessage); cm.Parse(oob) == nil && cm.Dst != nil {
-		return cm.Dst
-	}
-	if cm := new(ipv4.ControlMessage); cm.Parse(oob) == nil && cm.Dst != nil {
-		return cm.Dst
-	}
-	return nil
-}
-
-// sourceOOB returns the control message that sends an answer from src.
-func sourceOOB(src net.IP) []byte {
-	if src == nil {
-		return nil
-	}
-	if src.To4() == nil {
-		return (&ipv6.ControlMessage{Src: src}).Marshal()
-	}
-	return (&ipv4.ControlMessage{Src: src}).Marshal()
-}
-
 // retire gives CoreDNS's socket back, so that no query arrives at the
 // reader's socket from now on, and queues what has arrived there: the
 // queue, closed next, answers it through the socket, which close then
@@ -633,9 +608,9 @@ func (p *packet) Drop(codel.Reason) {
 type udpWriter struct {
 	r     *reader
 	to    netip.AddrPort
-	src   net.IP  // the address to answer from, on a wildcard socket
-	out   *outbox // the worker's, while it runs the query
-	done  bool    // the worker is done with the query (guarded by out.mu)
+	src   netip.Addr // the address to answer from, on a wildcard socket
+	out   *outbox    // the worker's, while it runs the query
+	done  bool       // the worker is done with the query (guarded by out.mu)
 	raddr net.UDPAddr
 	rip   [16]byte   // raddr.IP's octets
 	tsig  *tsigState // a signed query's, nil for the rest
@@ -713,8 +688,8 @@ func (w *udpWriter) Write(b []byte) (int, error) {
 		}
 		o.mu.Unlock()
 	}
-	if w.src != nil {
-		n, _, err := w.r.conn.WriteMsgUDPAddrPort(b, sourceOOB(w.src), w.to)
+	if w.src.IsValid() {
+		n, _, err := w.r.conn.WriteMsgUDPAddrPort(b, appendSource(nil, w.src), w.to)
 		return n, err
 	}
 	return w.r.conn.WriteToUDPAddrPort(b, w.to)
