@@ -754,6 +754,11 @@ func (b *Builder) dnssec(z *Zone) error {
 		r := b.nsec3[0].rr
 		z.n3p = &dns.NSEC3PARAM{Hash: r.Hash, Iterations: r.Iterations, SaltLength: r.SaltLength, Salt: r.Salt}
 	}
+	z.n3salt = saltOf(z.n3p)
+	z.nsec3Prefix = make([]uint64, len(z.nsec3))
+	for i, n := range z.nsec3 {
+		z.nsec3Prefix[i] = nsec3Prefix(n.hash)
+	}
 	rehashAll := b.base == nil || b.base.n3p == nil || b.base.n3p.String() != z.n3p.String()
 	for k, n := range b.nodes {
 		b.pace.Tick()

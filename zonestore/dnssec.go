@@ -1,6 +1,11 @@
 package zonestore
 
 import (
+	"crypto/sha1"
+	"encoding/base32"
+	"encoding/binary"
+	"encoding/hex"
+	"slices"
 	"sort"
 
 	"github.com/miekg/dns"
@@ -12,13 +17,62 @@ import (
 
 // hash returns the NSEC3 hash label of a wire key, uppercase base32hex.
 func (z *Zone) hash(k string) string {
-	return dns.HashName(presentation(k), z.n3p.Hash, z.n3p.Iterations, z.n3p.Salt)
+	var room [32]byte
+	return string(z.appendHash(room[:0], k))
+}
+
+// appendHash appends to dst the NSEC3 hash label (RFC 5155 section 5) of
+// the name with wire key k: the SHA-1 of the key, which is the name's
+// canonical wire form, and the salt, iterated, in uppercase base32hex, as
+// dns.HashName computes it from a name's presentation, which it packs
+// again; two of a query for a name that does not exist, they were a third
+// of its proof's time.
+func (z *Zone) appendHash(dst []byte, k string) []byte {
+	if z.n3p.Hash != dns.SHA1 || z.n3salt == nil {
+		return append(dst, dns.HashName(presentation(k), z.n3p.Hash, z.n3p.Iterations, z.n3p.Salt)...)
+	}
+	var in [maxName + 1 + 255]byte // a name, a salt of 255 octets at most
+	sum := sha1.Sum(append(append(in[:0], k...), *z.n3salt...))
+	for range z.n3p.Iterations {
+		sum = sha1.Sum(append(append(in[:0], sum[:]...), *z.n3salt...))
+	}
+	return base32.HexEncoding.AppendEncode(dst, sum[:])
+}
+
+// saltOf returns p's salt in octets, or nil where it is not hex (HashName
+// then hashes to nothing, and so does appendHash).
+func saltOf(p *dns.NSEC3PARAM) *[]byte {
+	b, err := hex.DecodeString(p.Salt)
+	if err != nil {
+		return nil
+	}
+	return &b
+}
+
+// nsec3Prefix is the first eight octets of an NSEC3 owner's hash label,
+// big-endian, zero-padded: a number that never decreases as the labels
+// sort (the order of z.nsec3), searched in a flat array (z.nsec3Prefix)
+// rather than through each record's pointer and its label's.
+func nsec3Prefix(h string) uint64 {
+	var b [8]byte
+	copy(b[:], h)
+	return binary.BigEndian.Uint64(b[:])
+}
+
+// nsec3At returns the index of the first NSEC3 whose hash label is h or
+// sorts after it, len(z.nsec3) where none does.
+func (z *Zone) nsec3At(h string) int {
+	p := nsec3Prefix(h)
+	i, _ := slices.BinarySearch(z.nsec3Prefix, p) // the first at p or above: every one before sorts before h
+	for i < len(z.nsec3) && z.nsec3Prefix[i] == p && z.nsec3[i].hash < h {
+		i++
+	}
+	return i
 }
 
 // findNSEC3 returns the NSEC3 whose owner hash is h, or nil.
 func (z *Zone) findNSEC3(h string) *nsec3Node {
-	i := sort.Search(len(z.nsec3), func(i int) bool { return z.nsec3[i].hash >= h })
-	if i < len(z.nsec3) && z.nsec3[i].hash == h {
+	if i := z.nsec3At(h); i < len(z.nsec3) && z.nsec3[i].hash == h {
 		return z.nsec3[i]
 	}
 	return nil
@@ -27,7 +81,7 @@ func (z *Zone) findNSEC3(h string) *nsec3Node {
 // coverNSEC3 returns the NSEC3 whose span covers hash h: the last one before
 // it, wrapping round to the last of the chain.
 func (z *Zone) coverNSEC3(h string) *nsec3Node {
-	i := sort.Search(len(z.nsec3), func(i int) bool { return z.nsec3[i].hash >= h })
+	i := z.nsec3At(h)
 	if i == 0 {
 		return z.nsec3[len(z.nsec3)-1]
 	}

@@ -28,10 +28,13 @@ type Zone struct {
 	negSet []dns.RR // negSOA and its signatures, with the same TTL, as Knot sends them
 
 	// DNSSEC, when the zone is pre-signed.
-	nsec   []*node      // nodes that own an NSEC, in canonical order
-	nsec3  []*nsec3Node // NSEC3 records, by hashed owner
-	n3p    *dns.NSEC3PARAM
-	signed bool
+	nsec  []*node      // nodes that own an NSEC, in canonical order
+	nsec3 []*nsec3Node // NSEC3 records, by hashed owner
+	// nsec3Prefix is nsec3Prefix of each of nsec3's hashes, in its order.
+	nsec3Prefix []uint64
+	n3p         *dns.NSEC3PARAM
+	n3salt      *[]byte // n3p's salt in octets; nil where it is no hex
+	signed      bool
 
 	records int // RRs held, for metrics and tests
 
