@@ -142,6 +142,28 @@ func serve(t testing.TB, h plugin.Handler, qs []query) {
 	}
 }
 
+// shardRequests is the requests every shard counted.
+func shardRequests() (n uint64) {
+	shards.mu.Lock()
+	defer shards.mu.Unlock()
+	for _, s := range shards.all {
+		s.mu.Lock()
+		for _, se := range s.series {
+			n += se.requests
+		}
+		s.mu.Unlock()
+	}
+	return n
+}
+
+// serveInPlace runs the mix through h as a TCP connection's goroutine
+// does: in place, without a Life.
+func serveInPlace(h plugin.Handler, qs []query) {
+	for _, q := range qs {
+		h.ServeDNS(contextOf(q, nil), writer{q.remote}, q.r.Copy())
+	}
+}
+
 // snapshot is every value of the query families a scrape of the default
 // registry shows, by metric and label set: counters' values, histograms'
 // counts, sums, classic buckets and native buckets.
@@ -203,8 +225,15 @@ func timed(k string) bool {
 // TestShardsCountAsStock runs one mix through the stock handler and then
 // through the shards, and finds that each added the same to every series
 // a scrape shows: counters, histogram counts, sums and buckets, classic
-// and native. Only the durations differ, but not their counts.
+// and native. Only the durations differ, but not their counts. The shards
+// count so with a Life (queries codel's reader recycles) and without one
+// (TCP, in place).
 func TestShardsCountAsStock(t *testing.T) {
+	t.Run("recycled", func(t *testing.T) { shardsCountAsStock(t, func(h plugin.Handler, qs []query) { serve(t, h, qs) }) })
+	t.Run("in-place", func(t *testing.T) { shardsCountAsStock(t, serveInPlace) })
+}
+
+func shardsCountAsStock(t *testing.T, serveShards func(plugin.Handler, []query)) {
 	m := newStock()
 	h, ok := Wrap(m).(*Handler)
 	if !ok {
@@ -214,8 +243,18 @@ func TestShardsCountAsStock(t *testing.T) {
 	before := scrape(t)
 	serve(t, m, qs)
 	mid := scrape(t)
-	serve(t, h, qs)
+	counted := shardRequests()
+	serveShards(h, qs)
 	after := scrape(t)
+	asked := 0
+	for _, q := range qs {
+		if len(q.r.Question) > 0 {
+			asked++
+		}
+	}
+	if n := shardRequests() - counted; n != uint64(asked) {
+		t.Fatalf("the shards counted %d of the %d queries with a question", n, asked)
+	}
 
 	stock, shards := mid.minus(before), after.minus(mid)
 	if len(stock) == 0 {
