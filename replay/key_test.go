@@ -2,6 +2,7 @@ package replay
 
 import (
 	"bytes"
+	"net"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -75,6 +76,27 @@ func TestKeyIsReadFromItsEnd(t *testing.T) {
 }
 
 // A request whose answer may be the client's own is not given a key.
+// TestKeyPassesACookieBy: a query with a COOKIE option, client cookie
+// alone or with a server cookie, has the key of the same query without
+// one: the answer does not depend on it.
+func TestKeyPassesACookieBy(t *testing.T) {
+	plain := query("www.example.org.", dns.TypeA)
+	plain.SetEdns0(1232, true)
+	want, ok := Key(nil, plain)
+	if !ok {
+		t.Fatal("no key for a plain query")
+	}
+	for _, cookie := range []string{"0102030405060708", "0102030405060708" + "1112131415161718191a1b1c1d1e1f20"} {
+		m := plain.Copy()
+		o := m.IsEdns0()
+		o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: cookie})
+		got, ok := Key(nil, m)
+		if !ok || !bytes.Equal(got, want) {
+			t.Errorf("cookie %s: key %q, %v; want the plain query's %q", cookie, got, ok, want)
+		}
+	}
+}
+
 func TestKeyRefusesWhatIsAnsweredPerClient(t *testing.T) {
 	refused := map[string]func(*dns.Msg){
 		"two questions": func(m *dns.Msg) { m.Question = append(m.Question, m.Question[0]) },
@@ -84,7 +106,12 @@ func TestKeyRefusesWhatIsAnsweredPerClient(t *testing.T) {
 		},
 		"an EDNS option": func(m *dns.Msg) {
 			o := m.IsEdns0()
-			o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"})
+			o.Option = append(o.Option, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(192, 0, 2, 0)})
+		},
+		"a cookie and another option": func(m *dns.Msg) {
+			o := m.IsEdns0()
+			o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"},
+				&dns.EDNS0_PADDING{Padding: make([]byte, 8)})
 		},
 		"a TSIG": func(m *dns.Msg) { m.SetTsig("key.", dns.HmacSHA256, 300, 0) },
 		"two OPT": func(m *dns.Msg) {

@@ -123,7 +123,7 @@ func queriesOf(t *testing.T, text string) []query {
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	qs, err := load(file, 0)
+	qs, err := load(file, 0, false)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -64,7 +64,12 @@ func answerKind(b []byte) (rcode int, nodata bool) {
 	return rcode, rcode == dns.RcodeSuccess && b[6] == 0 && b[7] == 0
 }
 
-func load(path string, bufsize uint16) ([]query, error) {
+// load reads the query file. With bufsize, every query carries an OPT
+// record advertising it; with cookie, every query carries one with a
+// COOKIE option (RFC 7873): a client cookie, the same for every query, as
+// a resolver such as BIND sends to a server it has not yet had a server
+// cookie from.
+func load(path string, bufsize uint16, cookie bool) ([]query, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -88,8 +93,12 @@ func load(path string, bufsize uint16) ([]query, error) {
 		m.SetQuestion(dns.Fqdn(fields[0]), qtype)
 		m.RecursionDesired = false
 		do := len(fields) > 2 && strings.EqualFold(fields[2], "do")
-		if do || bufsize > 0 {
+		if do || bufsize > 0 || cookie {
 			m.SetEdns0(max(bufsize, 1232), do)
+		}
+		if cookie {
+			o := m.IsEdns0()
+			o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0f1e2d3c4b5a6978"})
 		}
 		wire, err := m.Pack()
 		if err != nil {
@@ -158,6 +167,7 @@ func main() {
 	wait := flag.Duration("wait", time.Second, "how long to wait for answers after the last query")
 	deadline := flag.Duration("deadline", 100*time.Millisecond, "an answer later than this is not on time")
 	bufsize := flag.Uint("bufsize", 0, "EDNS UDP size to advertise on every query (0: only on DO queries)")
+	cookie := flag.Bool("cookie", false, "a COOKIE option (a client cookie) on every query, as resolvers such as BIND send")
 	asJSON := flag.Bool("json", false, "print the result as one JSON line")
 	inflight := flag.Int("inflight", 0, "closed loop instead: keep this many queries outstanding (to measure capacity)")
 	warmup := flag.Duration("warmup", 0, "leave the answers to queries sent in this first stretch out of the latency percentiles (steady state)")
@@ -165,7 +175,7 @@ func main() {
 	sockets := flag.Int("sockets", 4, "with -batch: sockets (source ports) the window is shared over")
 	flag.Parse()
 
-	qs, err := load(*file, uint16(*bufsize))
+	qs, err := load(*file, uint16(*bufsize), *cookie)
 	if err != nil {
 		log.Fatal(err)
 	}

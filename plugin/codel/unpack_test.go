@@ -2,6 +2,7 @@ package codel
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/miekg/dns"
@@ -35,6 +36,20 @@ func unpackCases(tb testing.TB) [][]byte {
 	m.IsEdns0().SetExtendedRcode(dns.RcodeBadVers) // upper bits of the rcode in the OPT
 	m.Id, m.CheckingDisabled, m.AuthenticatedData, m.Zero = 4242, true, true, true
 	pack(m)
+	for _, cookie := range []string{"", "0102030405060708", "0102030405060708" + "1112131415161718191a1b1c1d1e1f20",
+		"0102030405060708" + strings.Repeat("ab", 32), "0102030405060708" + strings.Repeat("ab", 33)} {
+		m = new(dns.Msg)
+		m.SetQuestion("cookie.example.", dns.TypeA)
+		m.SetEdns0(1232, false)
+		m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: cookie}}
+		pack(m) // a COOKIE option: a client cookie, with a server cookie, the longest, one longer
+	}
+	m = new(dns.Msg)
+	m.SetQuestion("cookie.example.", dns.TypeA)
+	m.SetEdns0(1232, false)
+	m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"}, &dns.EDNS0_PADDING{Padding: make([]byte, 5)}}
+	pack(m) // a cookie and another option: Unpack's
+	withCookie := cases[len(cases)-3] // the longest cookie
 	m = new(dns.Msg)
 	m.SetQuestion("signed.example.", dns.TypeSOA)
 	m.SetTsig("key.", dns.HmacSHA256, 300, 1700000000)
@@ -69,6 +84,15 @@ func unpackCases(tb testing.TB) [][]byte {
 		[]byte{0, 1, 0x28, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 6, 0, 1},             // an UPDATE
 		[]byte{0, 1, 0, 0}, // shorter than a header
 	)
+	// The cookie query with its option's length one more and one less
+	// than its record's, and with its record cut short.
+	for _, change := range []func(b []byte) []byte{
+		func(b []byte) []byte { b[len(b)-10]++; return b },
+		func(b []byte) []byte { b[len(b)-10]--; return b },
+		func(b []byte) []byte { return b[:len(b)-3] },
+	} {
+		cases = append(cases, change(append([]byte{}, withCookie...)))
+	}
 	return cases
 }
 
@@ -100,22 +124,40 @@ func TestUnpackIsUnpack(t *testing.T) {
 	}
 }
 
+// withACookie is a query with a client cookie, as BIND sends them.
+func withACookie(t *testing.T) []byte {
+	m := new(dns.Msg)
+	m.SetQuestion("www.example.org.", dns.TypeA)
+	m.SetEdns0(1232, false)
+	m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"}}
+	b, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
 // TestUnpackAllocatesTheNameAlone: the common query, with EDNS or
-// without, costs one allocation, its name's string, and in a worker's room
+// without, or with a cookie, costs one allocation, its name's string, and in a worker's room
 // for names a share of a block (exactly counted: AllocsPerRun rounds down).
 func TestUnpackAllocatesTheNameAlone(t *testing.T) {
 	if raceflag.Enabled {
 		t.Skip("the race detector's instrumentation allocates")
 	}
 	cases := unpackCases(t)
+	common := append(cases[:2:2], withACookie(t))
 	var u unpacked
-	for _, m := range cases[:2] {
-		if n := testing.AllocsPerRun(100, func() { u.unpack(m) }); n != 1 {
-			t.Errorf("% x: %v allocations, want 1", m, n)
+	for i, m := range common {
+		want := 1.0
+		if i == 2 {
+			want = 2 // and the cookie's text: a string of its own, as the name's
+		}
+		if n := testing.AllocsPerRun(100, func() { u.unpack(m) }); n != want {
+			t.Errorf("% x: %v allocations, want %v", m, n, want)
 		}
 	}
 	u.names = new(nameRoom)
-	for _, m := range cases[:2] {
+	for _, m := range common {
 		const runs = 10000
 		made := mallocs(func() {
 			for range runs {

@@ -21,7 +21,42 @@ func requestLen(r *dns.Msg, plain bool) int {
 		if !ok {
 			return r.Len()
 		}
-		n += dns.Len(opt)
+		n += optLen(opt)
 	}
 	return n
+}
+
+// optLen is dns.Len(o) for an OPT owned by the root with no option but
+// COOKIEs of hex text (as codel's reader and miekg/dns unpack them), as
+// resolvers such as BIND send with every query; dns.Len packs each option
+// to measure it, decoding a cookie's text into a new slice. Anything else
+// is dns.Len's.
+func optLen(o *dns.OPT) int {
+	if o.Hdr.Name != "." {
+		return dns.Len(o)
+	}
+	n := 1 + 10 // the root, type, class, TTL, length
+	for _, e := range o.Option {
+		c, ok := e.(*dns.EDNS0_COOKIE)
+		if !ok || !isHex(c.Cookie) {
+			return dns.Len(o)
+		}
+		n += 4 + len(c.Cookie)/2
+	}
+	return n
+}
+
+// isHex reports whether s is hex text of whole octets, as a cookie's
+// pack decodes it.
+func isHex(s string) bool {
+	if len(s)%2 != 0 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+			return false
+		}
+	}
+	return true
 }

@@ -16,17 +16,25 @@ func TestRequestLenIsLen(t *testing.T) {
 	var msgs []*dns.Msg
 	for _, name := range []string{"www.example.org.", "a.", ".", "", "example.org", `a\.b.example.`, `\065bc.example.`,
 		"a-very-long-label-of-sixty-three-octets-aaaaaaaaaaaaaaaaaaaaaaaaa.example.org."} {
-		for _, edns := range []int{0, 1, 2, 3} {
+		for _, edns := range []int{0, 1, 2, 3, 4, 5, 6} {
 			for _, compress := range []bool{false, true} {
 				m := new(dns.Msg).SetQuestion(name, dns.TypeA)
 				m.Compress = compress
 				if edns > 0 {
 					m.SetEdns0(1232, edns > 1)
 				}
-				if edns > 2 {
-					o := m.IsEdns0()
+				o := m.IsEdns0()
+				switch edns {
+				case 3:
 					o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"},
 						&dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(192, 0, 2, 0)})
+				case 4: // a client cookie alone, as resolvers send it
+					o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"})
+				case 5: // with a server cookie, in capitals
+					o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708A1B2C3D4E5F60718"})
+				case 6: // text that is no hex, or no whole octets: pack fails, and measures nothing
+					o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "01020304050607zz"},
+						&dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "010"})
 				}
 				msgs = append(msgs, m)
 			}
