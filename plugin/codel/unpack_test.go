@@ -48,7 +48,8 @@ func unpackCases(tb testing.TB) [][]byte {
 	m.SetQuestion("cookie.example.", dns.TypeA)
 	m.SetEdns0(1232, false)
 	m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"}, &dns.EDNS0_PADDING{Padding: make([]byte, 5)}}
-	pack(m)                           // a cookie and another option: Unpack's
+	pack(m) // a cookie and another option: Unpack's
+
 	withCookie := cases[len(cases)-3] // the longest cookie
 	m = new(dns.Msg)
 	m.SetQuestion("signed.example.", dns.TypeSOA)
