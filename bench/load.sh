@@ -58,6 +58,9 @@
 # BIND=ADDR binds ontime's servers to ADDR (default 127.0.0.1); BIND= binds
 # them to nothing, every address of both families, as a Corefile without
 # bind (the load still goes to 127.0.0.1).
+# LOADGEN_ARGS adds flags to every bench/loadgen run (saturation and
+# latency): "-cookie" puts a client cookie on every query, as BIND sends
+# them; "-bufsize 1232" an OPT record on every one.
 # OUTSTANDING=N: the load keeps N queries outstanding a thread (default
 # 200). What a server drops
 # dnsperf waits 5 s for (loadgen 1 s), so a window more than a server holds
@@ -296,7 +299,7 @@ for round in $(seq "$ROUNDS"); do
 			read -r u0 s0 < <(cpu_ticks "$pid")
 			if [ "$LOADER" = loadgen ]; then
 				$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$queries" -duration "${SECS}s" -max 1000000000 \
-					-inflight $((${OUTSTANDING:-200} * load_threads)) -batch 32 -sockets $((4 * load_threads)) -json > "$out/$s.batch" 2>&1 &
+					-inflight $((${OUTSTANDING:-200} * load_threads)) -batch 32 -sockets $((4 * load_threads)) ${LOADGEN_ARGS:-} -json > "$out/$s.batch" 2>&1 &
 			else
 				$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -T "$load_threads" -c $((4 * load_threads)) -q $((${OUTSTANDING:-200} * load_threads)) -S 0 > "$out/$s.dnsperf" 2>&1 &
 			fi
@@ -342,7 +345,7 @@ for round in $(seq "$ROUNDS"); do
 			# serving that load costs it.
 			read -r u0 s0 < <(cpu_ticks "$pid")
 			$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$queries" -rate "$LAT_RATE" \
-				-duration "${LAT_SECS}s" -warmup 500ms -json > "$out/$s.loadgen" 2>/dev/null || true
+				-duration "${LAT_SECS}s" -warmup 500ms ${LOADGEN_ARGS:-} -json > "$out/$s.loadgen" 2>/dev/null || true
 			read -r u1 s1 < <(cpu_ticks "$pid")
 			p50=$(field p50_ms < "$out/$s.loadgen") p99=$(field p99_ms < "$out/$s.loadgen") p999=$(field p999_ms < "$out/$s.loadgen")
 			answered=$(field answered < "$out/$s.loadgen")

@@ -147,15 +147,33 @@ func TestReplayAnswersAsPacked(t *testing.T) {
 		}
 	}
 
-	// An option is answered per client: no key, neither a hit nor a miss.
+	// A client subnet may be answered per client: no key, neither a hit
+	// nor a miss.
 	h1, m1 := hits(), misses()
 	c := msg(asks[2], 5)
-	c.IsEdns0().Option = append(c.IsEdns0().Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"})
+	c.IsEdns0().Option = append(c.IsEdns0().Option, &dns.EDNS0_SUBNET{Code: dns.EDNS0SUBNET, Family: 1, SourceNetmask: 24, Address: net.IPv4(192, 0, 2, 0)})
 	for i := 0; i < 3; i++ {
 		udpRaw(t, s.addr, c)
 	}
 	if hits() != h1 || misses() != m1 {
-		t.Errorf("queries with an option: %g hits, %g misses, want none", hits()-h1, misses()-m1)
+		t.Errorf("queries with a client subnet: %g hits, %g misses, want none", hits()-h1, misses()-m1)
+	}
+
+	// A cookie is answered by no plugin here (nor by Knot without its
+	// cookies module): a query with one has the key of the same query
+	// without. Asked first with a cookie, the question is looked up and
+	// kept; asked without, it is a hit, the same octets.
+	fresh := ask{"www.example.org.", dns.TypeAAAA, 4096, false}
+	h2, m2 := hits(), misses()
+	k := msg(fresh, 6)
+	k.IsEdns0().Option = append(k.IsEdns0().Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"})
+	looked := udpRaw(t, s.addr, k)
+	replayed := udpRaw(t, s.addr, msg(fresh, 6))
+	if h, m := hits()-h2, misses()-m2; h != 1 || m != 1 {
+		t.Errorf("a question asked with a cookie, then without: %g hits, %g misses, want one of each", h, m)
+	}
+	if !bytes.Equal(looked, replayed) {
+		t.Errorf("the answer to the question with a cookie\n% x\nand without it, replayed\n% x\ndiffer", looked, replayed)
 	}
 }
 
