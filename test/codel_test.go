@@ -330,10 +330,7 @@ func readsAWildcardSocket(t *testing.T, bind string) {
 // read the start's last probe before it was among those the metric sums
 // (TestAReaderReadsOnlyOnceCounted in plugin/codel).
 func TestCodelReadsEveryUDPQuery(t *testing.T) {
-	zf := filepath.Join(t.TempDir(), "db.example.org")
-	writeZone(t, zf, 1, "www A 192.0.2.1")
-	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    zonestore %s example.org\n", metrics, zf), "example.org")
+	s, metrics := startWWW(t, "    codel\n")
 	server := "dns://" + s.addr
 	reads := func() float64 {
 		return metric(t, metrics, `coredns_codel_socket_reads_total{server="`+server+`"}`)
@@ -518,10 +515,7 @@ func listening(host string, port int) (int, bool) {
 // stale stamp and go with it, no more than seven, and the rest are
 // answered. Every query unanswered is counted.
 func TestCodelCountsTheWaitInTheSocket(t *testing.T) {
-	zf := filepath.Join(t.TempDir(), "db.example.org")
-	writeZone(t, zf, 1, "www A 192.0.2.1")
-	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        sockets 1\n    }\n    zonestore %s example.org\n", metrics, zf), "example.org")
+	s, metrics := startWWW(t, "    codel {\n        sockets 1\n    }\n")
 	server := "dns://" + s.addr
 	late := func() float64 {
 		return metric(t, metrics, `coredns_codel_drops_total{reason="deadline",server="`+server+`"}`)

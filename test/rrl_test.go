@@ -11,7 +11,6 @@ import (
 
 	"github.com/miekg/dns"
 
-	"github.com/ontimedns/ontime/internal/freeport"
 	"github.com/ontimedns/ontime/rrl"
 )
 
@@ -54,10 +53,7 @@ func repeat(name string, n int) []string {
 // third are limited as one (NXDOMAIN is keyed by zone); an exempt network
 // is never limited; TCP from the flooding network is answered in full.
 func TestRRLFloodFromManySources(t *testing.T) {
-	zf := filepath.Join(t.TempDir(), "db.example.org")
-	writeZone(t, zf, 1, "www A 192.0.2.1")
-	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    rrl {\n        rate 10\n        exempt 127.0.9.0/24\n    }\n    zonestore %s example.org\n", prom, zf), "example.org")
+	s, prom := startWWW(t, "    codel\n    rrl {\n        rate 10\n        exempt 127.0.9.0/24\n    }\n")
 	server := "dns://" + s.addr
 	drops := func() float64 {
 		return metric(t, prom, `coredns_codel_drops_total{reason="ratelimit",server="`+server+`"}`)

@@ -180,6 +180,17 @@ func startCoreDNS(t testing.TB, body string, zones ...string) *server {
 	return startCoreDNSWith(t, nil, body, zones...)
 }
 
+// startWWW starts a server with prometheus (on a port of its own), then
+// plugins, then zonestore answering example.org (www A 192.0.2.1), and
+// returns it with its metrics' address.
+func startWWW(t *testing.T, plugins string) (*server, string) {
+	t.Helper()
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	return startCoreDNS(t, fmt.Sprintf("    prometheus %s\n%s    zonestore %s example.org\n", metrics, plugins, zf), "example.org"), metrics
+}
+
 // onePAnswer is the environment of a server that answers on one P: the
 // one whose per-P caches (zonestore's replay) a test asks to meet again.
 var onePAnswer = []string{"GOMAXPROCS=1"}
