@@ -212,3 +212,88 @@ func TestCachesShareTheirAnswers(t *testing.T) {
 		t.Fatal("no Cache found an answer another kept")
 	}
 }
+
+// TestProbesThinWhereQuestionsComeBackAnotherWay: a Cache looks for, and
+// keeps, the answer of every question while its misses are new questions
+// (a cold start, new names) or a new version's; once a window of Finds
+// finds mostly answers kept for the same questions asked another way
+// (each name in a case of its own, the 0x20 encoding), it probes one
+// question in thinKeep and says so (Thin); a window with hits again
+// probes every one.
+func TestProbesThinWhereQuestionsComeBackAnotherWay(t *testing.T) {
+	c := New(1<<16, new(Counts))
+	name := func(i int, spelling int) *dns.Msg { // spelling's bits set the case of the letters, in turn
+		n := []byte(fmt.Sprintf("name%d.example.org.", i))
+		bit := 0
+		for j := range n {
+			if n[j] >= 'a' && n[j] <= 'z' {
+				if spelling>>bit&1 == 1 {
+					n[j] -= 'a' - 'A'
+				}
+				bit++
+			}
+		}
+		return query(string(n), dns.TypeA)
+	}
+	miss := func(r *dns.Msg, version uint64) bool { // as the handler asks: whether it probed
+		t.Helper()
+		if !c.Probe() {
+			return false
+		}
+		if find(c, r, version) != nil {
+			t.Fatalf("%s found", r.Question[0].Name)
+		}
+		c.Keep(version, Answer{Wire: append(c.Room(), packed(40, 1)...)})
+		return true
+	}
+	for i := range 2 * keepWindow { // new names: all kept
+		if !miss(name(i, 0), 1) {
+			t.Fatalf("new question %d not kept", i)
+		}
+	}
+	for i := range 2 * keepWindow { // a new version: all kept
+		if !miss(name(i, 0), 2) {
+			t.Fatalf("question %d of a new version not kept", i)
+		}
+	}
+	if c.Thin() {
+		t.Fatal("thin without a question asked another way")
+	}
+	// The same questions, each in a spelling of its own (odd: the first
+	// letter in capitals, never the spelling kept).
+	spelling := 1
+	for range keepWindow - 1 {
+		miss(name(spelling%64, spelling), 2)
+		spelling += 2
+	}
+	miss(name(spelling%64, spelling), 2) // the window's last Find: thin from the next
+	spelling += 2
+	if !c.Thin() {
+		t.Fatal("not thin after a window of questions asked another way")
+	}
+	kept := 0
+	for range 4 * thinKeep {
+		if miss(name(spelling%64, spelling), 2) {
+			kept++
+		}
+		spelling += 2
+	}
+	if kept != 4 {
+		t.Fatalf("thin: probed %d of %d questions, want one in %d", kept, 4*thinKeep, thinKeep)
+	}
+	// Questions asked again the same way: among the probes, hits; and
+	// every question probed again.
+	for i := 0; c.Thin(); i++ {
+		if i > thinKeep*keepWindow {
+			t.Fatal("still thin after a thin window's worth of hits")
+		}
+		if c.Probe() {
+			find(c, name(i%64, 0), 2)
+		}
+	}
+	for i := range thinKeep {
+		if !miss(name(100_000+i, 0), 2) {
+			t.Fatalf("after a window of hits, question %d not probed", i)
+		}
+	}
+}

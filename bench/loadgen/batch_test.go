@@ -3,6 +3,7 @@ package main
 import (
 	"net"
 	"os"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -123,7 +124,7 @@ func queriesOf(t *testing.T, text string) []query {
 	if err := os.WriteFile(file, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	qs, err := load(file, 0, false)
+	qs, err := load(file, 0, false, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,5 +153,33 @@ func TestPacketNumbersRandLabels(t *testing.T) {
 	m := new(dns.Msg)
 	if err := m.Unpack(qs[1].packet(nil, 99, 1)); err != nil || m.Question[0].Name != "www.example.org." {
 		t.Errorf("a name without _rand_: %v, %v", m, err)
+	}
+}
+
+// TestMixCaseDrawsACaseEachSend: with -caps each send's name is the
+// file's name in a case of its own, letters alone changed; the rest of
+// the query is left as it is.
+func TestMixCaseDrawsACaseEachSend(t *testing.T) {
+	m := new(dns.Msg)
+	m.SetQuestion("www-1.Example.org.", dns.TypeA)
+	wire, err := m.Pack()
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := query{wire: wire, rand: -1, caps: true}
+	seen := map[string]bool{}
+	for n := range 64 {
+		var got dns.Msg
+		if err := got.Unpack(q.packet(nil, n, 1)); err != nil {
+			t.Fatal(err)
+		}
+		name := got.Question[0].Name
+		if !strings.EqualFold(name, "www-1.example.org.") || got.Question[0].Qtype != dns.TypeA {
+			t.Fatalf("send %d: %s %d", n, name, got.Question[0].Qtype)
+		}
+		seen[name] = true
+	}
+	if len(seen) < 32 {
+		t.Errorf("64 sends in %d cases, want nearly each its own", len(seen))
 	}
 }

@@ -40,11 +40,13 @@ import (
 // query is one packed query of the file.
 type query struct {
 	wire []byte
-	rand int // offset of the _rand_ label's six octets, or -1
+	rand int  // offset of the _rand_ label's six octets, or -1
+	caps bool // each send's name in a case of its own (-caps)
 }
 
 // packet appends q to dst as the n-th query sent, its _rand_ label (if
-// any) replaced by six hex digits of n, its ID id.
+// any) replaced by six hex digits of n, its name's letters in a case drawn
+// for n where q.caps, its ID id.
 func (q query) packet(dst []byte, n int, id uint16) []byte {
 	b := append(dst, q.wire...)
 	if q.rand >= 0 {
@@ -53,8 +55,28 @@ func (q query) packet(dst []byte, n int, id uint16) []byte {
 			b[len(dst)+q.rand+j] = hex[(n>>(4*(5-j)))&0xF]
 		}
 	}
+	if q.caps {
+		mixCase(b[len(dst):], uint64(n))
+	}
 	binary.BigEndian.PutUint16(b[len(dst):], id)
 	return b
+}
+
+// mixCase sets the case of each letter of the question's name in m, a
+// query, by a bit drawn from n: the 0x20 encoding some resolvers send
+// (each query's name in a case of its own, which its answer must repeat).
+func mixCase(m []byte, n uint64) {
+	x := n*0x9E3779B97F4A7C15 + 0x632BE59BD9B4E019
+	for i := 12; i < len(m) && m[i] != 0 && m[i] < 64; i += 1 + int(m[i]) {
+		for j := i + 1; j <= i+int(m[i]) && j < len(m); j++ {
+			if c := m[j] | 0x20; 'a' <= c && c <= 'z' {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				m[j] = c &^ (byte(x&1) << 5)
+			}
+		}
+	}
 }
 
 // answerKind reads an answer's rcode, and whether it is NODATA: NOERROR
@@ -68,8 +90,8 @@ func answerKind(b []byte) (rcode int, nodata bool) {
 // record advertising it; with cookie, every query carries one with a
 // COOKIE option (RFC 7873): a client cookie, the same for every query, as
 // a resolver such as BIND sends to a server it has not yet had a server
-// cookie from.
-func load(path string, bufsize uint16, cookie bool) ([]query, error) {
+// cookie from. With caps, each send's name is in a case of its own.
+func load(path string, bufsize uint16, cookie, caps bool) ([]query, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -104,7 +126,7 @@ func load(path string, bufsize uint16, cookie bool) ([]query, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%s line %d: %v", path, line, err)
 		}
-		q := query{wire: wire, rand: -1}
+		q := query{wire: wire, rand: -1, caps: caps}
 		if i := strings.Index(string(wire), "\x06_rand_"); i >= 0 {
 			q.rand = i + 1
 		}
@@ -168,6 +190,7 @@ func main() {
 	deadline := flag.Duration("deadline", 100*time.Millisecond, "an answer later than this is not on time")
 	bufsize := flag.Uint("bufsize", 0, "EDNS UDP size to advertise on every query (0: only on DO queries)")
 	cookie := flag.Bool("cookie", false, "a COOKIE option (a client cookie) on every query, as resolvers such as BIND send")
+	caps := flag.Bool("caps", false, "each query's name in a case of its own (0x20), as some resolvers send")
 	asJSON := flag.Bool("json", false, "print the result as one JSON line")
 	inflight := flag.Int("inflight", 0, "closed loop instead: keep this many queries outstanding (to measure capacity)")
 	warmup := flag.Duration("warmup", 0, "leave the answers to queries sent in this first stretch out of the latency percentiles (steady state)")
@@ -175,7 +198,7 @@ func main() {
 	sockets := flag.Int("sockets", 4, "with -batch: sockets (source ports) the window is shared over")
 	flag.Parse()
 
-	qs, err := load(*file, uint16(*bufsize), *cookie)
+	qs, err := load(*file, uint16(*bufsize), *cookie, *caps)
 	if err != nil {
 		log.Fatal(err)
 	}

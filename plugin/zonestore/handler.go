@@ -55,6 +55,10 @@ func (h *Handler) Warm(note *ahead.Note, question []byte) {
 	}
 	c := h.replays.get()
 	defer h.replays.put(c)
+	if note.Step == 0 && c.Thin() { // few answers found lately: the lookup's path
+		h.store.Warm(note, question)
+		return
+	}
 	if note.Step == 0 {
 		var room [zonestore.KeyRoom]byte
 		k, ok := zonestore.QuestionKey(&room, question)
@@ -168,13 +172,15 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if replayable && h.replays != nil && pw.Replays() {
 		c := h.replays.get()
 		defer h.replays.put(c)
-		if ans := c.Find(r, c.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
-			replay.SetID(ans.Wire, r.Id)
-			if done, _ := pw.WritePacked(r, ans); done {
-				return dns.RcodeSuccess, nil
+		if c.Probe() {
+			if ans := c.Find(r, c.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
+				replay.SetID(ans.Wire, r.Id)
+				if done, _ := pw.WritePacked(r, ans); done {
+					return dns.RcodeSuccess, nil
+				}
 			}
+			keep = c
 		}
-		keep = c
 	}
 
 	// The answer's name in the answer's own room: the message and the
