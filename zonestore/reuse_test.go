@@ -109,3 +109,40 @@ func TestReusedResponseAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestReusedResponseProvesWithoutGrowing: with Reuse, a signed zone's
+// proofs (NSEC3 records and their signatures) are gathered in rooms the
+// Response keeps: a NODATA answer allocates nothing once they have grown,
+// and a name that does not exist only the hashes of the names it is
+// denied by (the next closer name's and the wildcard's).
+func TestReusedResponseProvesWithoutGrowing(t *testing.T) {
+	if raceflag.Enabled {
+		t.Skip("the race detector's instrumentation allocates")
+	}
+	z, err := ParseFile("../testdata/zones/nsec3.test.zone", "nsec3.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []struct {
+		name   string
+		qtype  uint16
+		allocs float64
+	}{{"big.nsec3.test.", dns.TypeMX, 0}, {"nsec3.test.", dns.TypeSRV, 0}, {"nothing.nsec3.test.", dns.TypeA, 2}} {
+		n, err := NewName(q.name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var res Response
+		res.Reuse()
+		z.Answer(&res, n, q.qtype, true)
+		if len(res.Ns) < 3 {
+			t.Fatalf("%s %s: authority %v, want a SOA and a proof", q.name, dns.TypeToString[q.qtype], res.Ns)
+		}
+		if n := testing.AllocsPerRun(100, func() {
+			res.Reuse()
+			z.Answer(&res, n, q.qtype, true)
+		}); n > q.allocs {
+			t.Errorf("%s %s: %g allocations an answer, want %g at most", q.name, dns.TypeToString[q.qtype], n, q.allocs)
+		}
+	}
+}
