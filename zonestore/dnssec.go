@@ -7,6 +7,8 @@ import (
 	"encoding/hex"
 	"slices"
 	"sort"
+	"strings"
+	"unsafe"
 
 	"github.com/miekg/dns"
 )
@@ -29,7 +31,7 @@ func (z *Zone) hash(k string) string {
 // of its proof's time.
 func (z *Zone) appendHash(dst []byte, k string) []byte {
 	if z.n3p.Hash != dns.SHA1 || z.n3salt == nil {
-		return append(dst, dns.HashName(presentation(k), z.n3p.Hash, z.n3p.Iterations, z.n3p.Salt)...)
+		return append(dst, dns.HashName(presentation(strings.Clone(k)), z.n3p.Hash, z.n3p.Iterations, z.n3p.Salt)...) // a copy: k may be on the caller's stack
 	}
 	var in [maxName + 1 + 255]byte // a name, a salt of 255 octets at most
 	sum := sha1.Sum(append(append(in[:0], k...), *z.n3salt...))
@@ -86,6 +88,22 @@ func (z *Zone) coverNSEC3(h string) *nsec3Node {
 		return z.nsec3[len(z.nsec3)-1]
 	}
 	return z.nsec3[i-1]
+}
+
+// cover returns the NSEC3 that covers the hash of the name with wire key
+// k (coverNSEC3), its hash taken on the stack: for a name that does not
+// exist, where hash allocated the label it returns, twice a denial.
+func (z *Zone) cover(k string) *nsec3Node {
+	var room [32]byte
+	h := z.appendHash(room[:0], k)
+	return z.coverNSEC3(unsafe.String(unsafe.SliceData(h), len(h)))
+}
+
+// coverWildcard is cover for the wildcard below the name with wire key k,
+// its key made on the stack.
+func (z *Zone) coverWildcard(k string) *nsec3Node {
+	var room [maxName + 3]byte
+	return z.cover(keyOfBytes(append(append(room[:0], 1, '*'), k...)))
 }
 
 // coverNSEC returns the node whose NSEC covers or matches the name with wire
@@ -160,9 +178,9 @@ func (p *proof) denyName(k string, ce *node, withWildcard bool) {
 	if z.nsec3 != nil {
 		cpe, n3, next := z.closestProvable(ce, k)
 		p.addNSEC3(n3)
-		p.addNSEC3(z.coverNSEC3(z.hash(next)))
+		p.addNSEC3(z.cover(next))
 		if withWildcard {
-			p.addNSEC3(z.coverNSEC3(z.hash(wildcardKey(cpe.key))))
+			p.addNSEC3(z.coverWildcard(cpe.key))
 		}
 		return
 	}
@@ -181,7 +199,7 @@ func (p *proof) expansion(k string, ce *node) {
 	z := p.z
 	if z.nsec3 != nil {
 		_, _, next := z.closestProvable(ce, k)
-		p.addNSEC3(z.coverNSEC3(z.hash(next)))
+		p.addNSEC3(z.cover(next))
 		return
 	}
 	if len(z.nsec) > 0 {
@@ -202,7 +220,7 @@ func (p *proof) noData(n *node) {
 		}
 		_, n3, next := z.closestProvable(n, n.key)
 		p.addNSEC3(n3)
-		p.addNSEC3(z.coverNSEC3(z.hash(next)))
+		p.addNSEC3(z.cover(next))
 		return
 	}
 	if n.get(dns.TypeNSEC) != nil {
