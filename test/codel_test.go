@@ -535,10 +535,29 @@ func TestCodelCountsTheWaitInTheSocket(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// Until codel has taken the server's socket from CoreDNS, whose reader
+	// stamps nothing, the kernel may hand this client's queries to
+	// CoreDNS's (a CI run saw all thirty answered): a query from this
+	// client that codel read says every later one reaches codel's socket.
+	reads := func() float64 {
+		return metric(t, metrics, `coredns_codel_socket_reads_total{server="`+server+`"}`)
+	}
+	eventually(t, "codel to read this client's queries", func() bool {
+		before := reads()
+		send(9999)
+		c.SetReadDeadline(time.Now().Add(time.Second))
+		if _, err := c.Read(make([]byte, 512)); err != nil {
+			return false
+		}
+		return reads() > before
+	})
 	const stale, all = 10, 30 // one read's batch holds 32
 	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
+	// The signal returns before every thread has stopped: a worker still
+	// running could read the first queries at once.
+	waitStopped(t, s.cmd.Process.Pid)
 	for id := range uint16(stale) {
 		send(id)
 	}
@@ -583,4 +602,29 @@ func TestCodelCountsTheWaitInTheSocket(t *testing.T) {
 	if n := codelDrops(t, metrics, server) - droppedBefore; n != float64(dropped) {
 		t.Fatalf("%v drops counted, want the %d late ones", n, dropped)
 	}
+}
+
+// waitStopped waits until every thread of process pid is stopped (state T
+// in /proc), within 5 s.
+func waitStopped(t *testing.T, pid int) {
+	t.Helper()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+		tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/stat", pid))
+		if err != nil || len(tasks) == 0 {
+			t.Fatalf("the server's threads: %v", err)
+		}
+		stopped := true
+		for _, task := range tasks {
+			b, err := os.ReadFile(task)
+			// The state follows the command's closing parenthesis.
+			if i := strings.LastIndexByte(string(b), ')'); err == nil && i >= 0 && i+2 < len(b) && b[i+2] != 'T' {
+				stopped = false
+				break
+			}
+		}
+		if stopped {
+			return
+		}
+	}
+	t.Fatal("the server's threads did not all stop within 5 s")
 }
