@@ -7,9 +7,10 @@ package rxstamp
 import (
 	"encoding/binary"
 	"syscall"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ontimedns/ontime/internal/cmsg"
 )
 
 // Enable asks the kernel to stamp every datagram on the socket with the
@@ -26,17 +27,9 @@ func Enable(raw syscall.RawConn) bool {
 // Received returns the time the kernel received a datagram (Unix
 // nanoseconds), from its control messages.
 func Received(oob []byte) (int64, bool) {
-	for len(oob) >= unix.SizeofCmsghdr {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
-		n := int(h.Len)
-		if n < unix.SizeofCmsghdr || n > len(oob) {
-			return 0, false
-		}
-		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && n >= unix.CmsgLen(16) {
-			ts := oob[unix.CmsgLen(0):]
-			return int64(binary.NativeEndian.Uint64(ts))*1e9 + int64(binary.NativeEndian.Uint64(ts[8:])), true
-		}
-		oob = oob[min(unix.CmsgSpace(n-unix.SizeofCmsghdr), len(oob)):]
+	ts, ok := cmsg.Find(oob, unix.SOL_SOCKET, unix.SCM_TIMESTAMPNS)
+	if !ok || len(ts) < 16 {
+		return 0, false
 	}
-	return 0, false
+	return int64(binary.NativeEndian.Uint64(ts))*1e9 + int64(binary.NativeEndian.Uint64(ts[8:])), true
 }

@@ -5,9 +5,10 @@ package codel
 import (
 	"encoding/binary"
 	"net/netip"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/ontimedns/ontime/internal/cmsg"
 )
 
 // On a socket bound to every address each query's control messages say
@@ -22,20 +23,11 @@ import (
 // IPV6_PKTINFO or IP_PKTINFO control message (an IPv4 address unmapped),
 // or the zero Addr where it has neither.
 func destination(oob []byte) netip.Addr {
-	for len(oob) >= unix.SizeofCmsghdr {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0]))
-		n := int(h.Len)
-		if n < unix.SizeofCmsghdr || n > len(oob) {
-			break
-		}
-		data := oob[unix.CmsgLen(0):n]
-		switch {
-		case h.Level == unix.IPPROTO_IPV6 && h.Type == unix.IPV6_PKTINFO && len(data) >= unix.SizeofInet6Pktinfo:
-			return netip.AddrFrom16([16]byte(data[:16])).Unmap() // in6_pktinfo's ipi6_addr
-		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
-			return netip.AddrFrom4([4]byte(data[8:12])) // in_pktinfo's ipi_addr, the header's destination
-		}
-		oob = oob[min(unix.CmsgSpace(n-unix.SizeofCmsghdr), len(oob)):]
+	if pi, ok := cmsg.Find(oob, unix.IPPROTO_IPV6, unix.IPV6_PKTINFO); ok && len(pi) >= unix.SizeofInet6Pktinfo {
+		return netip.AddrFrom16([16]byte(pi[:16])).Unmap() // in6_pktinfo's ipi6_addr
+	}
+	if pi, ok := cmsg.Find(oob, unix.IPPROTO_IP, unix.IP_PKTINFO); ok && len(pi) >= unix.SizeofInet4Pktinfo {
+		return netip.AddrFrom4([4]byte(pi[8:12])) // in_pktinfo's ipi_addr, the header's destination
 	}
 	return netip.Addr{}
 }
