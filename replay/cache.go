@@ -61,8 +61,8 @@ type Cache struct {
 	hit      Answer // what Find returns
 
 	// The hits and near misses (Find) of the Finds of the current window,
-	// and whether the last window's near misses outnumbered its hits
-	// (Probe); skipped counts the questions not probed since.
+	// and whether the last window was thin (Thin, Probe); skipped counts
+	// the questions passed by since.
 	winHits, winNear, winFinds int
 	thin                       bool
 	skipped                    int
@@ -81,10 +81,11 @@ type Cache struct {
 // misses reads a set no warming fetched, keeping an answer packs it into
 // the Cache's room and copies it into a new allocation, and warming
 // fetched the other spelling's answer rather than the lookup's path:
-// every query paid for all three, and the chain answered 0.74x Knot's queries a second where without
-// replay it answered 0.95x (bench/README.md, 2026-12-06). A miss with no
-// answer of its question kept (a cold start, a new version of the zone,
-// new names) is no near miss: every one is kept, as before.
+// every query paid for all three, and the chain answered 0.74x Knot's
+// queries a second where without replay it answered 0.95x
+// (bench/README.md, 2026-12-06). A miss with no answer of its question
+// kept (a cold start, a new version of the zone, new names) is no near
+// miss: every one is kept, as before.
 const (
 	keepWindow = 256
 	thinOver   = 4
@@ -172,7 +173,7 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 }
 
 // judge counts a Find in the current window, a hit or a near miss, and at
-// the window's end judges whether near misses outnumbered hits (thin).
+// the window's end judges whether the window was thin (keepWindow).
 func (c *Cache) judge(hit, near bool) {
 	if hit {
 		c.winHits++
@@ -186,9 +187,10 @@ func (c *Cache) judge(hit, near bool) {
 	}
 }
 
-// Thin reports whether the Cache's last window of Finds found more near
-// misses than hits (keepWindow): a question's kept answer is then not what
-// warming should fetch, but its lookup's path. The set a question hashes
+// Thin reports whether the Cache's last window of Finds found more than
+// thinOver near misses a hit, and one a thinBelow Finds or more
+// (keepWindow): a question's kept answer is then not what warming should
+// fetch, but its lookup's path. The set a question hashes
 // to is the same for every spelling of it, so under the 0x20 encoding an
 // answer is nearly always found kept there, for another spelling, and the
 // lookup that followed the miss found its node cold.
