@@ -149,6 +149,7 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 	c.hash = qh
 	s := &c.sets[qh&c.mask]
 	near := false // an answer kept for the question asked another way
+	var spelled kept // one kept for it in another case, that answers any (spelling.go)
 	for i := range s {
 		if s[i].hash.Load() != qh {
 			continue
@@ -158,18 +159,39 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 			continue
 		}
 		k := keptAt(p)
-		if k.version() == version && bytes.Equal(k.key(), c.key) {
+		if k.version() != version {
+			continue
+		}
+		if bytes.Equal(k.key(), c.key) {
 			c.counts.Hits.Store(c.counts.Hits.Load() + 1)
 			c.judge(true, false)
 			c.wire = append(c.wire[:0], k.wire()...)
 			c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject()}
 			return &c.hit
 		}
-		near = near || k.version() == version
+		if spelled == nil && k.anyCase() && sameButCase(k.key(), c.key) {
+			spelled = k
+		}
+		near = true
+	}
+	if spelled != nil {
+		return c.respelled(spelled, r.Question[0].Name)
 	}
 	c.counts.Misses.Store(c.counts.Misses.Load() + 1)
 	c.judge(false, near)
 	return nil
+}
+
+// respelled is Find's hit of k, kept for the question of a request in
+// another case, whose name is name: the Cache's copy of k's answer, with
+// its question spelled as asked.
+func (c *Cache) respelled(k kept, name string) *Answer {
+	c.counts.Hits.Store(c.counts.Hits.Load() + 1)
+	c.judge(true, false)
+	c.wire = append(c.wire[:0], k.wire()...)
+	respell(c.wire, name)
+	c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject(), AnyCase: true}
+	return &c.hit
 }
 
 // judge counts a Find in the current window, a hit or a near miss, and at

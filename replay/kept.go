@@ -12,11 +12,16 @@ import (
 //
 // The header: the zone version (8 octets), the message's Msg.Len (4), its
 // rcode (2), the key's length (2), the answer's (2), the allocation's
-// length (2), the rate limiter's subject (8), little-endian. It is not
-// written once a slot points at it: other Caches may be reading it.
+// length (2), the rate limiter's subject (8), little-endian. An rcode
+// takes 12 bits: the rcode's field's top bit says the answer answers its
+// question in any case (Answer.AnyCase). It is not written once a slot
+// points at it: other Caches may be reading it.
 type kept []byte
 
 const headLen = 8 + 4 + 2 + 2 + 2 + 2 + 8
+
+// anyCase is the rcode field's flag for an answer to any case.
+const anyCase = 1 << 15
 
 // keptAt is the kept answer whose first octet p is.
 func keptAt(p *byte) kept {
@@ -26,7 +31,8 @@ func keptAt(p *byte) kept {
 
 func (k kept) version() uint64 { return binary.LittleEndian.Uint64(k) }
 func (k kept) msgLen() int     { return int(binary.LittleEndian.Uint32(k[8:])) }
-func (k kept) rcode() int      { return int(binary.LittleEndian.Uint16(k[12:])) }
+func (k kept) rcode() int      { return int(binary.LittleEndian.Uint16(k[12:]) &^ anyCase) }
+func (k kept) anyCase() bool   { return k[13]&(anyCase>>8) != 0 }
 func (k kept) keyLen() int     { return int(binary.LittleEndian.Uint16(k[14:])) }
 func (k kept) wireLen() int    { return int(binary.LittleEndian.Uint16(k[16:])) }
 func (k kept) subject() uint64 { return binary.LittleEndian.Uint64(k[20:]) }
@@ -46,7 +52,11 @@ func newKept(version uint64, key []byte, a Answer) kept {
 	k := make(kept, headLen+len(key)+len(a.Wire))
 	binary.LittleEndian.PutUint64(k, version)
 	binary.LittleEndian.PutUint32(k[8:], uint32(a.Len))
-	binary.LittleEndian.PutUint16(k[12:], uint16(a.Rcode))
+	rcode := uint16(a.Rcode)
+	if a.AnyCase && spelledAs(a.Wire, key) {
+		rcode |= anyCase
+	}
+	binary.LittleEndian.PutUint16(k[12:], rcode)
 	binary.LittleEndian.PutUint16(k[14:], uint16(len(key)))
 	binary.LittleEndian.PutUint16(k[16:], uint16(len(a.Wire)))
 	binary.LittleEndian.PutUint16(k[18:], uint16(len(k)))

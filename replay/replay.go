@@ -28,6 +28,13 @@ type Answer struct {
 	// client (the rrl plugin's writer's: rrl.Limiter.Subject); 0 where no
 	// limiter's writer kept the answer.
 	Subject uint64
+	// AnyCase is the answerer's (zonestore's): the octets depend on the
+	// case of the question's name only in the question, where the answer
+	// holds no name made of its labels but the ones that compress to it
+	// (a DNAME's CNAME does: its target is the question's labels over the
+	// DNAME's target). Kept so, the answer is the answer to the question
+	// asked in any case, with the question written as asked (Find).
+	AnyCase bool
 }
 
 // Writer is a dns.ResponseWriter that can keep what it packs and write it

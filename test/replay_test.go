@@ -11,6 +11,7 @@ import (
 
 	"github.com/miekg/dns"
 
+	"github.com/ontimedns/ontime/internal/conformance"
 	"github.com/ontimedns/ontime/internal/freeport"
 )
 
@@ -45,8 +46,10 @@ func udpRaw(t *testing.T, addr string, m *dns.Msg) []byte {
 // A question asked again, the same way, from the same version of the
 // zone, is answered with the octets packed for it the first time, but
 // its own ID; the metrics count it as they counted the first; a question
-// asked another way (the name's case, the EDNS size, DO) is another
-// answer; a new version of the zone is never answered from the old.
+// asked another way (the EDNS size, DO) is another answer, and in
+// another case the same answer with its question spelled as asked
+// (TestReplayAnswersEverySpelling); a new version of the zone is never
+// answered from the old.
 func TestReplayAnswersAsPacked(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	records := []string{"www A 192.0.2.1", "www AAAA 2001:db8::1", "@ MX 10 mail", "mail A 192.0.2.25",
@@ -99,12 +102,12 @@ func TestReplayAnswersAsPacked(t *testing.T) {
 
 	h0, m0 := hits(), misses()
 	first, firstSizes, firstNX := pass(1)
-	if h, m := hits()-h0, misses()-m0; h != 0 || m != float64(len(asks)) {
-		t.Fatalf("first pass: %g hits, %g misses; want 0 and %d (each a question of its own)", h, m, len(asks))
+	if h, m := hits()-h0, misses()-m0; h != 1 || m != float64(len(asks)-1) {
+		t.Fatalf("first pass: %g hits, %g misses; want 1 (WwW) and %d (each a question of its own)", h, m, len(asks)-1)
 	}
 	second, secondSizes, secondNX := pass(2)
-	if h := hits() - h0; h != float64(len(asks)) {
-		t.Fatalf("second pass: %g hits, want %d", h, len(asks))
+	if h := hits() - h0; h != float64(len(asks)+1) {
+		t.Fatalf("second pass: %g hits, want %d (and the first pass's)", h, len(asks)+1)
 	}
 	for i := range asks {
 		a, b := first[i], second[i]
@@ -395,4 +398,110 @@ func replayedFiveTimes(t *testing.T, chain string) *server {
 		t.Errorf("%g hits of 5 queries, want 4 or more", h)
 	}
 	return s
+}
+
+// swapCase is name with the case of each letter turned over: the same
+// name, spelled otherwise wherever it has a letter.
+func swapCase(name string) string {
+	b := []byte(name)
+	for i, c := range b {
+		if 'a' <= c|0x20 && c|0x20 <= 'z' {
+			b[i] = c ^ 0x20
+		}
+	}
+	return string(b)
+}
+
+// An answer kept for a question is the answer to it asked in any case,
+// octet for octet but the question's spelling, wherever the answer holds
+// that spelling nowhere else: every query of the conformance corpus over
+// UDP (signed zones with NSEC and NSEC3, wildcards, delegations, CNAME
+// chains, DNAMEs), asked first in the other case, is then answered in
+// its own case and in a third with the octets a server that keeps no
+// answers packs for it. Each such answer is a hit, but where its answer
+// holds a DNAME's CNAME (the question's labels over the DNAME's target,
+// in the case asked), is longer than replay keeps, or its name has an
+// escape: those are looked up.
+func TestReplayAnswersEverySpelling(t *testing.T) {
+	zones := conformanceZones(t)
+	var kept, none strings.Builder
+	origins := make([]string, 0, len(zones))
+	for _, z := range zones {
+		fmt.Fprintf(&kept, "    zonestore %s %s\n", z.path, z.origin)
+		fmt.Fprintf(&none, "    zonestore %s %s {\n        replay 0\n    }\n", z.path, z.origin)
+		origins = append(origins, z.origin)
+	}
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	full := startCoreDNSWith(t, onePAnswer, "    prometheus "+prom+"\n    codel\n    fastpack\n"+kept.String(), origins...)
+	ref := startCoreDNS(t, "    codel\n    fastpack\n"+none.String(), origins...)
+	hits := func() float64 { return metric(t, prom, "coredns_zonestore_replay_hits_total") }
+
+	asked, want, dnames := 0, 0, 0
+	var hit float64 // of the spellings compared
+	for _, q := range conformance.Corpus(origins) {
+		if q.TCP {
+			continue
+		}
+		m := q.Msg()
+		other := swapCase(m.Question[0].Name)
+		if other == m.Question[0].Name {
+			continue
+		}
+		m.Question[0].Name = other
+		udpRaw(t, full.addr, m) // kept
+		h0 := hits()
+		for _, name := range []string{q.Name, mixCase(q.Name, asked)} {
+			m.Question[0].Name = name
+			got, exp := udpRaw(t, full.addr, m), udpRaw(t, ref.addr, m)
+			if !bytes.Equal(got[2:], exp[2:]) {
+				t.Errorf("%s asked as %s: replayed\n% x\nwhere it is packed\n% x", q, name, got, exp)
+			}
+			asked++
+			var a dns.Msg
+			if err := a.Unpack(exp); err != nil {
+				t.Fatal(err)
+			}
+			switch {
+			case synthesizes(a.Answer):
+				dnames++
+			case a.Rcode != dns.RcodeRefused && len(exp) <= 1232 && !strings.Contains(a.Question[0].Name, `\`):
+				want++ // ours (not a name out of the zones), short, with no escape as it came
+			}
+		}
+		hit += hits() - h0
+	}
+	if dnames == 0 || want < asked/2 {
+		t.Fatalf("%d answers asked again, %d of them with a DNAME, %d to replay: the corpus should have both", asked, dnames, want)
+	}
+	if hit != float64(want) {
+		t.Errorf("%g hits for %d answers asked in another case that may be replayed", hit, want)
+	}
+}
+
+// mixCase is name with its letters' case drawn from the bits of seed, in
+// turn: a spelling of its own for each seed.
+func mixCase(name string, seed int) string {
+	b := []byte(name)
+	bit := 0
+	for i, c := range b {
+		if 'a' <= c|0x20 && c|0x20 <= 'z' {
+			b[i] = c&^0x20 | byte(seed>>(bit%20)&1)<<5
+			bit++
+		}
+	}
+	return string(b)
+}
+
+// synthesizes reports whether an answer holds a CNAME a DNAME of it made:
+// one whose owner is below the DNAME's.
+func synthesizes(answer []dns.RR) bool {
+	for _, d := range answer {
+		for _, c := range answer {
+			if d.Header().Rrtype == dns.TypeDNAME && c.Header().Rrtype == dns.TypeCNAME &&
+				dns.IsSubDomain(d.Header().Name, c.Header().Name) && !strings.EqualFold(d.Header().Name, c.Header().Name) {
+				return true
+			}
+		}
+	}
+	return false
 }

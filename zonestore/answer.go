@@ -31,6 +31,16 @@ type Response struct {
 	// what a NODATA built from the ALIAS target's answer needs.
 	SOA dns.RR
 
+	// QuestionInData is whether a name made of the question's labels
+	// stands in a record's data: a DNAME's synthesized CNAME, whose target
+	// is the question's first labels over the DNAME's target, in the case
+	// they were asked in. Elsewhere the question's name is only an owner
+	// (kept in the case asked, where it is the question's), which a
+	// packer that compresses names writes as a pointer to the question:
+	// the answer's octets then hold the asked case only in the question
+	// section, and one answer serves every spelling (replay's AnyCase).
+	QuestionInData bool
+
 	// reuse: the three sections are arrays of the Response's own, kept by
 	// Reuse; an answer copies the zone's records into them rather than
 	// take the zone's slices.
@@ -100,7 +110,7 @@ func (z *Zone) LookupInto(res *Response, qname string, qtype uint16, do bool) {
 // Answer is LookupInto for a name prepared with NewName (and found with
 // Store.FindName), so a query computes its key once.
 func (z *Zone) Answer(res *Response, n Name, qtype uint16, do bool) {
-	res.Rcode, res.Authoritative = dns.RcodeSuccess, true
+	res.Rcode, res.Authoritative, res.QuestionInData = dns.RcodeSuccess, true, false
 	// An empty section may be a slice of the zone's, from an answer before
 	// this one: start it afresh rather than append into the zone. Not
 	// where Reuse made the sections the Response's own.
@@ -464,6 +474,7 @@ func (l *lookup) dname(cut *node, name, k string) (string, string, bool) {
 		l.res.Rcode = dns.RcodeYXDomain // RFC 6672 section 2.2: the result is too long
 		return "", "", false
 	}
+	l.res.QuestionInData = true
 	l.res.Answer = append(l.res.Answer, &dns.CNAME{
 		Hdr:    dns.RR_Header{Name: name, Rrtype: dns.TypeCNAME, Class: dns.ClassINET, Ttl: dn.Hdr.Ttl},
 		Target: target,

@@ -215,7 +215,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		w.WriteMsg(m)
 		return dns.RcodeSuccess, nil
 	}
-	kept := replay.Answer{Wire: keep.Room()}
+	kept := replay.Answer{Wire: keep.Room(), AnyCase: !res.QuestionInData}
 	if pw.WriteMsgKeep(r, m, &kept) == nil {
 		keep.Keep(z.Generation(), kept)
 	}
