@@ -148,7 +148,7 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 	}
 	c.hash = qh
 	s := &c.sets[qh&c.mask]
-	near := false // an answer kept for the question asked another way
+	near := false    // an answer kept for the question asked another way
 	var spelled kept // one kept for it in another case, that answers any (spelling.go)
 	for i := range s {
 		if s[i].hash.Load() != qh {
