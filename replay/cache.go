@@ -85,7 +85,11 @@ type Cache struct {
 // queries a second where without replay it answered 0.95x
 // (bench/README.md, 2026-12-06). A miss with no answer of its question
 // kept (a cold start, a new version of the zone, new names) is no near
-// miss: every one is kept, as before.
+// miss: every one is kept, as before. Since, an answer that holds the
+// question's case only in its question is found for every spelling
+// (spelling.go): the near misses left are answers that hold the asked
+// labels elsewhere (a DNAME's CNAME) and questions asked with other EDNS
+// records.
 const (
 	keepWindow = 256
 	thinOver   = 4
