@@ -39,6 +39,7 @@
 #   SERVERS="full knot" CORES="1 2 4 8 16" ROUNDS=2 bash bench/load.sh   # the scaling series
 #   BASE=HEAD~1 SERVERS="base full" bash bench/load.sh   # a change, before and after
 #   NAMES=20 SERVERS="full knot" bash bench/load.sh        # 20 names asked over and over
+#   FLOOD=50 SERVERS="full lookup knot" bash bench/load.sh # half the queries names that do not exist, each new
 #
 # BASE names a commit: "base" is then the full chain built from it, so that
 # a change is measured against what came before it in the same run; PATCH
@@ -102,6 +103,7 @@ LAT_RATE=${LAT_RATE:-20000}
 LAT_SECS=${LAT_SECS:-3}
 BIND=${BIND-127.0.0.1}
 NAMES=${NAMES:-} # set: only the mix's first NAMES queries, repeated (a working set the caches hold)
+FLOOD=${FLOOD:-} # set: FLOOD in 100 queries a name never asked before, a random label under the apex (a random-subdomain flood)
 cpus=$(nproc)
 hz=$(getconf CLK_TCK) # the clock ticks of /proc/PID/stat, a second
 cores() { # N: sets ncores, srv_cpus, load_pin and load_threads for N cores given to the server
@@ -158,6 +160,11 @@ if [ -n "$NAMES" ]; then # the first NAMES queries of the mix, over and over
 	queries=$out/queries-$NAMES.txt
 	head -n "$NAMES" "$out/queries.txt" > "$queries.one"
 	for _ in $(seq $((200000 / NAMES))); do cat "$queries.one"; done > "$queries"
+fi
+if [ -n "$FLOOD" ]; then # loadgen writes six hex digits of the query's number over _rand_
+	[ "$LOADER" = loadgen ] || { echo "FLOOD needs LOADER=loadgen (dnsperf would ask _rand_ itself)"; exit 1; }
+	awk -v p="$FLOOD" 'BEGIN { srand(1) } { if (rand() * 100 < p) print "_rand_.bench.example A"; else print }' "$queries" > "$out/queries-flood.txt"
+	queries=$out/queries-flood.txt
 fi
 
 pids=()

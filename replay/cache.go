@@ -32,6 +32,9 @@ const ways = 4
 type Shared struct {
 	sets []set
 	mask uint64
+	// ghosts are the questions missed lately, that no answer is kept for
+	// (admit.go): a slot a question, by its hash.
+	ghosts []atomic.Uint32
 }
 
 // NewShared returns a Shared for size answers (rounded up to a power of
@@ -41,15 +44,16 @@ func NewShared(size int) *Shared {
 	for n*ways < size {
 		n *= 2
 	}
-	return &Shared{sets: make([]set, n), mask: uint64(n - 1)}
+	return &Shared{sets: make([]set, n), mask: uint64(n - 1), ghosts: make([]atomic.Uint32, n*ways)}
 }
 
 // Cache finds and keeps answers in a Shared, and counts its finds in
 // counts. It is one goroutine's at a time: it holds what the last Find
 // was asked, for Keep, and the answer it found.
 type Cache struct {
-	sets []set // the Shared's
-	mask uint64
+	sets   []set // the Shared's
+	mask   uint64
+	ghosts []atomic.Uint32 // the Shared's
 
 	// What the last Find was asked, for Keep: the request's key, its
 	// question's hash, and whether its answer may be kept.
@@ -99,7 +103,7 @@ const (
 
 // Cache returns a Cache of s that counts its finds in counts.
 func (s *Shared) Cache(counts *Counts) *Cache {
-	return &Cache{sets: s.sets, mask: s.mask, counts: counts}
+	return &Cache{sets: s.sets, mask: s.mask, ghosts: s.ghosts, counts: counts}
 }
 
 // New returns a Cache with a Shared of its own, for size answers.
@@ -143,7 +147,8 @@ var seed = maphash.MakeSeed()
 // qh (Hash), from the zone version version, or nil. The answer is the
 // Cache's copy: its Wire may be written (SetID) until the Cache is used
 // again.
-// Where r's answer may be kept (Key), a Keep after Find keeps it.
+// Where r's answer may be kept (Key), and its question was asked before
+// (admit.go), a Keep after Find keeps it: Keeping says so.
 func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 	c.key, c.keepable = Key(c.key[:0], r)
 	if !c.keepable || version == 0 {
@@ -153,6 +158,7 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 	c.hash = qh
 	s := &c.sets[qh&c.mask]
 	near := false    // an answer kept for the question asked another way
+	known := false   // an answer kept for the question, from any version, asked any way
 	var spelled kept // one kept for it in another case, that answers any (spelling.go)
 	for i := range s {
 		if s[i].hash.Load() != qh {
@@ -162,6 +168,7 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 		if p == nil {
 			continue
 		}
+		known = true
 		k := keptAt(p)
 		if k.version() != version {
 			continue
@@ -183,8 +190,13 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 	}
 	c.counts.Misses.Store(c.counts.Misses.Load() + 1)
 	c.judge(false, near)
+	c.keepable = known || c.missedBefore(qh)
 	return nil
 }
+
+// Keeping reports whether a Keep would keep the answer of the last Find's
+// request: it may be kept (Key), was not found, and was asked before.
+func (c *Cache) Keeping() bool { return c.keepable }
 
 // respelled is Find's hit of k, kept for the question of a request in
 // another case, whose name is name: the Cache's copy of k's answer, with

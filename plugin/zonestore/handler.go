@@ -179,7 +179,9 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 					return dns.RcodeSuccess, nil
 				}
 			}
-			keep = c
+			if c.Keeping() {
+				keep = c
+			}
 		}
 	}
 
