@@ -1,5 +1,7 @@
 package replay
 
+import "sync/atomic"
+
 // An answer is kept on its question's second miss, not its first: a
 // question asked once is not kept. A flood of names that do not exist,
 // each asked once (a random-subdomain attack: each query's first label
@@ -30,11 +32,16 @@ package replay
 // missedBefore reports whether the question of hash qh was missed lately,
 // and where it was not, remembers that it was.
 func (c *Cache) missedBefore(qh uint64) bool {
-	g := &c.ghosts[(qh>>32)&uint64(len(c.ghosts)-1)]
+	g := c.ghost(qh)
 	fp := uint32(qh) | 1 // never 0, the empty slot's
 	if g.Load() == fp {
 		return true
 	}
 	g.Store(fp)
 	return false
+}
+
+// ghost is the slot of the question of hash qh.
+func (c *Cache) ghost(qh uint64) *atomic.Uint32 {
+	return &c.ghosts[(qh>>32)&uint64(len(c.ghosts)-1)]
 }

@@ -14,7 +14,10 @@ import (
 // the two after them, where it has them. It reports whether there is a
 // step more: false after step 2, and after step 1 where no answer for the
 // question is kept, so the lookup's path, not the answer, is the one to
-// warm. It writes nothing.
+// warm; step 1 then fetches the question's ghost (admit.go), which its
+// miss reads: under a flood of new names that read was 6.6% of the
+// server's time, nearly all of it waiting for the line. It writes
+// nothing.
 func (c *Cache) Warm(step int, qh uint64) (more bool) {
 	s := &c.sets[qh&c.mask]
 	switch step {
@@ -27,6 +30,7 @@ func (c *Cache) Warm(step int, qh uint64) (more bool) {
 			ahead.Prefetch(uintptr(unsafe.Pointer(p)) + 64)
 			return true
 		}
+		ahead.Prefetch(uintptr(unsafe.Pointer(c.ghost(qh))))
 	case 2:
 		if p := s.of(qh); p != nil {
 			k := keptAt(p)
