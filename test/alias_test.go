@@ -492,8 +492,8 @@ func TestAliasBesideReplay(t *testing.T) {
 			t.Fatalf("mail: %s", rrs(r.Answer))
 		}
 	}
-	if h := hits(); h < 4 {
-		t.Fatalf("%g hits of 5 queries for a name without an ALIAS, want 4 or more", h)
+	if h := hits(); h < 3 {
+		t.Fatalf("%g hits of 5 queries for a name without an ALIAS, want 3 or more (kept at the second miss)", h)
 	}
 	before := hits()
 	for range 5 {

@@ -24,6 +24,7 @@ func TestACacheMadeBesideAnotherFindsWhatItKept(t *testing.T) {
 	q := new(dns.Msg)
 	q.SetQuestion("www.example.org.", dns.TypeA)
 	held.Find(q, 7, 1)
+	held.Find(q, 7, 1) // kept at its second miss (replay/admit.go)
 	held.Keep(1, replay.Answer{Wire: append(held.Room(), make([]byte, 40)...)})
 	if other.Find(q, 7, 1) == nil {
 		t.Fatal("a Cache does not find the answer another kept")
