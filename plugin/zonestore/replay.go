@@ -110,6 +110,6 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "replay_misses_total",
-		Help:      "Queries whose answer could be kept (one question, no EDNS option) but was not found kept: a first question, a new zone version, an answer pushed out, or one too long to keep.",
+		Help:      "Queries whose answer could be kept (one question, no EDNS option but a cookie) but was not found kept: a question asked once or twice (an answer is kept at its second miss), a new zone version, an answer pushed out, or one too long to keep.",
 	}, func() float64 { return allCounts.sum(func(c *replay.Counts) uint64 { return c.Misses.Load() }) })
 )
