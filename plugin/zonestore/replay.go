@@ -104,7 +104,7 @@ var (
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,
 		Name:      "replay_hits_total",
-		Help:      "Queries answered with the octets packed for the same question before, from the same zone version.",
+		Help:      "Queries answered with the octets packed for the same question before, from the same zone version (its name in another case where the answer holds the case only in its question, which is written as asked).",
 	}, func() float64 { return allCounts.sum(func(c *replay.Counts) uint64 { return c.Hits.Load() }) })
 	_ = promauto.NewCounterFunc(prometheus.CounterOpts{
 		Namespace: plugin.Namespace,
