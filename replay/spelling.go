@@ -12,8 +12,8 @@ import "bytes"
 // so the same names point at the same octets in every spelling). Such an
 // answer is kept once, flagged (Answer.AnyCase), and found for any
 // spelling (Find). Before, each spelling was a miss: with the 0x20
-// encoding the full chain answered 0.85x Knot's queries a second, below
-// its 0.93x without replay (bench/README.md, 2026-12-06).
+// encoding the full chain answered 0.85x Knot's queries a second, and
+// 1.05x since (bench/README.md, 2026-12-06).
 
 // spelledAs reports whether wire's question section is one question whose
 // name is key's (a Key's) octet for octet, with no escapes: a name respell
