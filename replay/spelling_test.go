@@ -9,7 +9,7 @@ import (
 
 // packedAnswer is the answer to r as miekg/dns packs it, with compression:
 // an owner that is the question's name points at it.
-func packedAnswer(t *testing.T, r *dns.Msg, rrs ...string) []byte {
+func packedAnswer(t testing.TB, r *dns.Msg, rrs ...string) []byte {
 	t.Helper()
 	m := new(dns.Msg)
 	m.SetReply(r)
