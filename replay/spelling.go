@@ -1,6 +1,11 @@
 package replay
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+
+	"github.com/ontimedns/ontime/internal/swar"
+)
 
 // A resolver that uses the 0x20 encoding (the case of each letter of the
 // name drawn at random) asks every question in a spelling of its own, and
@@ -46,17 +51,33 @@ func wireIs(w, name []byte) bool {
 
 // sameButCase reports whether keys a and b differ at most in the case of
 // their names' letters. The fields after the names are equal octet for
-// octet, and so are the names' lengths.
+// octet, and so are the names' lengths. The names are compared eight
+// octets at a time, lowercased (a byte at a time it was a third of a
+// Find under the 0x20 encoding).
 func sameButCase(a, b []byte) bool {
-	if len(a) != len(b) {
+	if len(a) != len(b) || len(a) < keyFields {
 		return false
 	}
-	for i := range a {
-		if x, y := a[i], b[i]; x != y && (x|0x20 != y|0x20 || x|0x20 < 'a' || x|0x20 > 'z' || i >= len(a)-keyFields) {
+	n := len(a) - keyFields // the names' length
+	word := func(s []byte, i int) uint64 { return swar.Lower(binary.LittleEndian.Uint64(s[i:])) }
+	switch {
+	case n >= 8:
+		for i := 0; i+8 <= n; i += 8 {
+			if word(a, i) != word(b, i) {
+				return false
+			}
+		}
+		if word(a, n-8) != word(b, n-8) { // the last word, overlapping the one before
 			return false
 		}
+	default:
+		for i := range n {
+			if swar.Lower(uint64(a[i])) != swar.Lower(uint64(b[i])) {
+				return false
+			}
+		}
 	}
-	return true
+	return bytes.Equal(a[n:], b[n:])
 }
 
 // respell writes the letters of name, the same name as the question of

@@ -112,6 +112,12 @@ func TestSpellings(t *testing.T) {
 		{"www.example.org.", "www.example.com.", false},
 		{"www.example.org.", "ww.wexample.org.", false},
 		{"www.example.org.", "www.example.or.", false},
+		{"a.", "A.", true}, // names shorter than a word
+		{"@.", "`.", false},
+		{"ab.", "aC.", false},
+		{"abcdefg.", "ABCDEFG.", true},                      // a word
+		{"host1.example.org.", "HOST1.EXAMPLE.ORG.", true},  // two words and the last, overlapping
+		{"host1.example.org.", "host1.example.orh.", false}, // differing in the last word alone
 	} {
 		if got := sameButCase(key(c.a), key(c.b)); got != c.same {
 			t.Errorf("sameButCase(%q, %q) = %v", c.a, c.b, got)
