@@ -36,8 +36,9 @@ const replaySize = 1 << 19
 type replays struct {
 	pool sync.Pool
 	// shared is made with the first Cache: its slots are 16 octets an
-	// answer and its ghosts 4 (10 MB by default), and a block that never answers a query
-	// that may be kept (no codel or fastpack before it) needs none.
+	// answer and its ghosts 4 (10 MB by default), and a block that never
+	// answers a query that may be kept (no codel or fastpack before it)
+	// needs none.
 	shared func() *replay.Shared
 	size   int // answers kept
 }
