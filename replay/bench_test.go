@@ -48,7 +48,7 @@ func BenchmarkFind(b *testing.B) {
 		b.Run(c2.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for i := 0; b.Loop(); i++ {
-				if a := c.Find(c2.qs[i%n], hashes[i%n], 2); (a != nil) != c2.hit {
+				if a := c.Find(c2.qs[i%n], false, hashes[i%n], 2); (a != nil) != c2.hit {
 					b.Fatalf("%s: found %v", c2.qs[i%n].Question[0].Name, a)
 				}
 			}

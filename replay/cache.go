@@ -143,14 +143,15 @@ func (c *Cache) Hash(key string, qtype uint16) uint64 {
 // taken with one Cache (warming) places it in another's Shared too.
 var seed = maphash.MakeSeed()
 
-// Find returns the answer kept for request r, whose question hashes to
-// qh (Hash), from the zone version version, or nil. The answer is the
+// Find returns the answer kept for request r, which came over a stream
+// where stream (Key), whose question hashes to qh (Hash), from the zone
+// version version, or nil. The answer is the
 // Cache's copy: its Wire may be written (SetID) until the Cache is used
 // again.
 // Where r's answer may be kept (Key), and its question was asked before
 // (admit.go), a Keep after Find keeps it: Keeping says so.
-func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
-	c.key, c.keepable = Key(c.key[:0], r)
+func (c *Cache) Find(r *dns.Msg, stream bool, qh, version uint64) *Answer {
+	c.key, c.keepable = Key(c.key[:0], r, stream)
 	if !c.keepable || version == 0 {
 		c.keepable = false
 		return nil
@@ -177,7 +178,7 @@ func (c *Cache) Find(r *dns.Msg, qh, version uint64) *Answer {
 			c.counts.Hits.Store(c.counts.Hits.Load() + 1)
 			c.judge(true, false)
 			c.wire = append(c.wire[:0], k.wire()...)
-			c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject()}
+			c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject(), Stream: overStream(k.key())}
 			return &c.hit
 		}
 		if spelled == nil && k.anyCase() && sameButCase(k.key(), c.key) {
@@ -206,7 +207,7 @@ func (c *Cache) respelled(k kept, name string) *Answer {
 	c.judge(true, false)
 	c.wire = append(c.wire[:0], k.wire()...)
 	respell(c.wire, name)
-	c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject(), AnyCase: true}
+	c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject(), AnyCase: true, Stream: overStream(k.key())}
 	return &c.hit
 }
 

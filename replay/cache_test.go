@@ -18,7 +18,7 @@ func packed(n int, fill byte) []byte { return bytes.Repeat([]byte{fill}, n) }
 // zone's key is, but any form the same for every spelling will do).
 func find(c *Cache, r *dns.Msg, version uint64) *Answer {
 	q := r.Question[0]
-	return c.Find(r, c.Hash(strings.ToLower(q.Name), q.Qtype), version)
+	return c.Find(r, false, c.Hash(strings.ToLower(q.Name), q.Qtype), version)
 }
 
 // keep keeps wire as the answer to r, from version: a question is kept
@@ -304,5 +304,27 @@ func TestProbesThinWhereQuestionsComeBackAnotherWay(t *testing.T) {
 		if !probe(name(100_000+i, 0), 2) {
 			t.Fatalf("after a window of hits, question %d not probed", i)
 		}
+	}
+}
+
+// An answer kept for a request over a stream is found only over a stream,
+// and says so; one kept over UDP only over UDP.
+func TestStreamsAreKeptApart(t *testing.T) {
+	c := New(1024, new(Counts))
+	r := query("www.example.org.", dns.TypeTXT)
+	h := c.Hash("www.example.org.", dns.TypeTXT)
+	for range 2 {
+		c.Find(r, false, h, 1)
+	}
+	c.Keep(1, Answer{Wire: append(c.Room(), packed(40, 1)...)}) // UDP's, truncated to 512 say
+	if a := c.Find(r, true, h, 1); a != nil {
+		t.Fatal("a UDP answer found for a request over a stream")
+	}
+	c.Keep(1, Answer{Wire: append(c.Room(), packed(600, 2)...)}) // the stream's, whole
+	if a := c.Find(r, true, h, 1); a == nil || !a.Stream || len(a.Wire) != 600 {
+		t.Fatalf("over a stream: found %v", a)
+	}
+	if a := c.Find(r, false, h, 1); a == nil || a.Stream || len(a.Wire) != 40 {
+		t.Fatalf("over UDP: found %v", a)
 	}
 }

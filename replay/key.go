@@ -30,10 +30,12 @@ const keyFields = 2 + 2 + 1 + 2 + 4
 //
 // The key is the question's name as given (its case is the answer's),
 // its type and class, the flags an answer copies (RD, CD; the opcode is
-// a query's, checked by whoever asks for a key), and the OPT record's
+// a query's, checked by whoever asks for a key), the OPT record's
 // presence, UDP size and TTL field (extended rcode, version, DO and the
-// other flags).
-func Key(dst []byte, r *dns.Msg) ([]byte, bool) {
+// other flags), and whether the request came over a stream (TCP, TLS,
+// HTTPS: stream): a stream's answer is packed to 65,535 octets whatever
+// the request's UDP size, and is never truncated.
+func Key(dst []byte, r *dns.Msg, stream bool) ([]byte, bool) {
 	if len(r.Question) != 1 || len(r.Answer) != 0 || len(r.Ns) != 0 || len(r.Extra) > 1 {
 		return dst, false
 	}
@@ -54,6 +56,9 @@ func Key(dst []byte, r *dns.Msg) ([]byte, bool) {
 	if r.CheckingDisabled {
 		flags |= 2
 	}
+	if stream {
+		flags |= 8
+	}
 	var size uint16
 	var ttl uint32
 	if opt != nil {
@@ -69,6 +74,9 @@ func Key(dst []byte, r *dns.Msg) ([]byte, bool) {
 	dst = binary.BigEndian.AppendUint32(dst, ttl)
 	return dst, true
 }
+
+// overStream reports whether key (a Key) is a request's over a stream.
+func overStream(key []byte) bool { return key[len(key)-keyFields+4]&8 != 0 }
 
 // onlyCookies reports whether every option of an OPT record is a COOKIE.
 func onlyCookies(options []dns.EDNS0) bool {

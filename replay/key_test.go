@@ -15,7 +15,8 @@ func query(name string, qtype uint16) *dns.Msg {
 }
 
 // Every part of a request that its answer copies or depends on tells two
-// keys apart; the ID and the flags an answer does not copy do not.
+// keys apart, and so does the transport it came over; the ID and the
+// flags an answer does not copy do not.
 func TestKeyTellsRequestsApart(t *testing.T) {
 	base := func() *dns.Msg {
 		m := query("www.example.org.", dns.TypeA)
@@ -23,7 +24,7 @@ func TestKeyTellsRequestsApart(t *testing.T) {
 		return m
 	}
 	keyOf := func(m *dns.Msg) string {
-		k, ok := Key(nil, m)
+		k, ok := Key(nil, m, false)
 		if !ok {
 			t.Fatalf("no key for %v", m)
 		}
@@ -63,13 +64,18 @@ func TestKeyTellsRequestsApart(t *testing.T) {
 		}
 		seen[k] = name
 	}
+	// Over a stream (TCP): packed to 65,535 octets, never truncated.
+	stream, _ := Key(nil, base(), true)
+	if other, ok := seen[string(stream)]; ok {
+		t.Errorf("over a stream: the key of %s", other)
+	}
 }
 
 // A name and fields that run together otherwise (a name one octet
 // longer, a type one octet shorter) do not make the same key.
 func TestKeyIsReadFromItsEnd(t *testing.T) {
-	a, _ := Key(nil, query("a.", 0x6200))
-	b, _ := Key(nil, query("a.b", 0x0000))
+	a, _ := Key(nil, query("a.", 0x6200), false)
+	b, _ := Key(nil, query("a.b", 0x0000), false)
 	if bytes.Equal(a, b) {
 		t.Fatal("two requests, one key")
 	}
@@ -82,7 +88,7 @@ func TestKeyIsReadFromItsEnd(t *testing.T) {
 func TestKeyPassesACookieBy(t *testing.T) {
 	plain := query("www.example.org.", dns.TypeA)
 	plain.SetEdns0(1232, true)
-	want, ok := Key(nil, plain)
+	want, ok := Key(nil, plain, false)
 	if !ok {
 		t.Fatal("no key for a plain query")
 	}
@@ -90,7 +96,7 @@ func TestKeyPassesACookieBy(t *testing.T) {
 		m := plain.Copy()
 		o := m.IsEdns0()
 		o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: cookie})
-		got, ok := Key(nil, m)
+		got, ok := Key(nil, m, false)
 		if !ok || !bytes.Equal(got, want) {
 			t.Errorf("cookie %s: key %q, %v; want the plain query's %q", cookie, got, ok, want)
 		}
@@ -122,7 +128,7 @@ func TestKeyRefusesWhatIsAnsweredPerClient(t *testing.T) {
 		m := query("www.example.org.", dns.TypeA)
 		m.SetEdns0(1232, true)
 		change(m)
-		if _, ok := Key(nil, m); ok {
+		if _, ok := Key(nil, m, false); ok {
 			t.Errorf("%s: given a key", name)
 		}
 	}

@@ -35,6 +35,11 @@ type Answer struct {
 	// DNAME's target). Kept so, the answer is the answer to the question
 	// asked in any case, with the question written as asked (Find).
 	AnyCase bool
+	// Stream is Find's, read from the key kept with the answer: it was
+	// kept for a request over a stream (Key), packed to 65,535 octets. A
+	// packer writes it again only to a request over a stream, and one
+	// kept for UDP only over UDP.
+	Stream bool
 }
 
 // Writer is a dns.ResponseWriter that can keep what it packs and write it

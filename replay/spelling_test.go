@@ -96,7 +96,7 @@ func TestAnAnswerForAnyCaseIsFoundInEach(t *testing.T) {
 
 func TestSpellings(t *testing.T) {
 	key := func(name string) []byte {
-		k, _ := Key(nil, query(name, dns.TypeA))
+		k, _ := Key(nil, query(name, dns.TypeA), false)
 		return k
 	}
 	for _, c := range []struct {
@@ -126,16 +126,16 @@ func TestSpellings(t *testing.T) {
 	// The fields after the name, octet for octet: types 65 and 97 are
 	// 'A' and 'a' in their second octet, and so are EDNS sizes 1089 and
 	// 1121 in theirs.
-	a, _ := Key(nil, query("www.example.org.", 65))
-	b, _ := Key(nil, query("www.example.org.", 97))
+	a, _ := Key(nil, query("www.example.org.", 65), false)
+	b, _ := Key(nil, query("www.example.org.", 97), false)
 	if sameButCase(a, b) {
 		t.Error("sameButCase: types 65 and 97")
 	}
 	m, n := query("www.example.org.", dns.TypeA), query("www.example.org.", dns.TypeA)
 	m.SetEdns0(1089, false)
 	n.SetEdns0(1121, false)
-	a, _ = Key(nil, m)
-	b, _ = Key(nil, n)
+	a, _ = Key(nil, m, false)
+	b, _ = Key(nil, n, false)
 	if sameButCase(a, b) {
 		t.Error("sameButCase: EDNS sizes 1089 and 1121")
 	}
@@ -159,7 +159,7 @@ func TestSpellings(t *testing.T) {
 			}
 			continue
 		}
-		k, _ := Key(nil, m)
+		k, _ := Key(nil, m, false)
 		if got := spelledAs(wire, k); got != c.ok {
 			t.Errorf("spelledAs(%q) = %v", c.name, got)
 		}

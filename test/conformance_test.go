@@ -121,8 +121,9 @@ func diff(q conformance.Query, knot, ours *dns.Msg) []string {
 // servers: zonestore alone (responses packed by miekg/dns behind CoreDNS's
 // ScrubWriter), zonestore behind fastpack (packed by the wire encoder),
 // the two behind codel (UDP queries answered by its workers), and the
-// issue's whole chain with prometheus, asked each UDP query twice before,
-// so that its answer compared is one replayed from the octets kept. Each
+// issue's whole chain with prometheus, asked each query twice before, so
+// that its answer compared is one replayed from the octets kept (over UDP
+// and TCP apart). Each
 // must answer as Knot does, and as the others.
 func TestConformanceWithKnot(t *testing.T) {
 	zones := conformanceZones(t)
@@ -160,6 +161,14 @@ func TestConformanceWithKnot(t *testing.T) {
 			if !bytes.Equal(first[2:], again[2:]) {
 				failed["the full chain, asked twice"]++
 				t.Errorf("%s: asked twice, two answers:\n% x\n% x", q, first, again)
+			}
+		} else {
+			// Over TCP too: answers over a stream are kept apart from
+			// UDP's, and replayed.
+			for range 2 {
+				if _, err := exchange(t, full.addr, q.Msg(), true); err != nil {
+					t.Fatalf("full chain %s: %v", q, err)
+				}
 			}
 		}
 		k, err := exchange(t, knot.addr, q.Msg(), q.TCP)

@@ -217,28 +217,59 @@ func TestReplayKeepsNoneWhereItCannot(t *testing.T) {
 	}
 }
 
-// Over TCP an answer is never replayed: a key does not hold the transport,
-// and the answer kept for a UDP query may be truncated to its size. The
-// chain here has no prometheus, so fastpack's writer alone decides.
-func TestReplayIsUDPOnly(t *testing.T) {
+// Over TCP an answer is kept apart from UDP's (a key says whether its
+// request came over a stream), and replayed: a UDP answer kept may be
+// truncated to the request's size, and a TCP answer never is. A question
+// whose answer is too long for 512 octets is asked, without EDNS, over
+// UDP (truncated each time, replayed), then over TCP (whole each time,
+// replayed from the second), then over UDP again (still truncated). With
+// prometheus in the chain and without it (fastpack's writer alone
+// decides).
+func TestReplayKeepsStreamsApart(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	txt := "big TXT"
 	for i := 0; i < 6; i++ {
 		txt += fmt.Sprintf(" \"%0100d\"", i)
 	}
 	writeZone(t, zf, 1, txt)
-	s := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    codel\n    fastpack\n    zonestore %s example.org", zf), "example.org")
-	m := new(dns.Msg)
-	m.SetQuestion("big.example.org.", dns.TypeTXT)
-	for i := 0; i < 3; i++ {
-		var in dns.Msg
-		if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || !in.Truncated {
-			t.Fatalf("over UDP: %v, truncated %v; want truncated", err, in.Truncated)
+	for _, withMetrics := range []bool{true, false} {
+		prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+		metrics := ""
+		if withMetrics {
+			metrics = "    prometheus " + prom + "\n"
 		}
-	}
-	in, err := exchange(t, s.addr, m, true)
-	if err != nil || in.Truncated || len(in.Answer) != 1 {
-		t.Fatalf("over TCP: %v, truncated %v, %d answers; want the whole answer", err, in.Truncated, len(in.Answer))
+		s := startCoreDNSWith(t, onePAnswer, metrics+fmt.Sprintf("    codel\n    fastpack\n    zonestore %s example.org", zf), "example.org")
+		hits := func() float64 {
+			if !withMetrics {
+				return 0
+			}
+			return metric(t, prom, "coredns_zonestore_replay_hits_total")
+		}
+		m := new(dns.Msg)
+		m.SetQuestion("big.example.org.", dns.TypeTXT)
+		overUDP := func(when string) {
+			for i := 0; i < 3; i++ {
+				var in dns.Msg
+				if err := in.Unpack(udpRaw(t, s.addr, m)); err != nil || !in.Truncated {
+					t.Fatalf("over UDP %s: %v, truncated %v; want truncated", when, err, in.Truncated)
+				}
+			}
+		}
+		overUDP("first")
+		h0 := hits()
+		for i := 0; i < 3; i++ {
+			in, err := exchange(t, s.addr, m, true)
+			if err != nil || in.Truncated || len(in.Answer) != 1 {
+				t.Fatalf("over TCP, query %d: %v, truncated %v, %d answers; want the whole answer", i, err, in.Truncated, len(in.Answer))
+			}
+		}
+		// The first is looked up and kept at once (the question's UDP
+		// answer is kept: asked another way, replay/admit.go); the two
+		// after it are replayed.
+		if h := hits() - h0; withMetrics && h != 2 {
+			t.Errorf("%g hits for three TCP queries, want 2", h)
+		}
+		overUDP("after TCP")
 	}
 }
 

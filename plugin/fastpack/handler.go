@@ -5,6 +5,7 @@ import (
 	"sync"
 
 	"github.com/coredns/coredns/plugin"
+	"github.com/coredns/coredns/request"
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/codel"
@@ -28,7 +29,12 @@ func (f Fastpack) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		hop.Life.AtEnd(pw) // false: it is this query's alone, never put back
 		return chain.Next(pluginName, f.Next, ctx, pw, r)
 	}
-	return chain.Next(pluginName, f.Next, ctx, &Writer{ResponseWriter: w, req: r}, r)
+	// Over a stream (TCP, and TLS, HTTPS... as request.Request reads
+	// them), an answer is packed to 65,535 octets whatever the request's
+	// UDP size: kept apart from UDP's (replay.Key), and replayed. Not a
+	// UDP query no codel reader read (a server without codel).
+	stream := (&request.Request{Req: r, W: w}).Proto() == "tcp"
+	return chain.Next(pluginName, f.Next, ctx, &Writer{ResponseWriter: w, req: r, replays: stream, stream: stream}, r)
 }
 
 // writers keeps the writers of queries that ended (End).

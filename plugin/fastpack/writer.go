@@ -19,10 +19,11 @@ type Writer struct {
 	dns.ResponseWriter
 	req *dns.Msg
 	// replays: answers it packs may be kept and written again (replay):
-	// a UDP query read by codel's reader. Its answer's size and
-	// truncation are the request's over UDP, which a key holds; over TCP
-	// they are not.
-	replays bool
+	// a UDP query read by codel's reader, or a query over a stream
+	// (stream). Over UDP an answer's size and truncation are the
+	// request's, which a key holds; over a stream the answer is packed to
+	// 65,535 octets, and the key says it came over one.
+	replays, stream bool
 }
 
 // buffers holds encoders with their output buffers. sync.Pool keeps one per
@@ -40,7 +41,8 @@ func (w *Writer) WriteMsg(m *dns.Msg) error {
 	return err
 }
 
-// Replays implements replay.Writer: for a UDP query codel's reader read.
+// Replays implements replay.Writer: for a UDP query codel's reader read, and
+// a query over a stream.
 func (w *Writer) Replays() bool { return w.replays }
 
 // WriteMsgKeep implements replay.Writer: it appends what it packed to
@@ -55,9 +57,11 @@ func (w *Writer) WriteMsgKeep(r, m *dns.Msg, keep *replay.Answer) error {
 // WritePacked implements replay.Writer: an answer it packed before, for a
 // request with the same key, is written as it was, where it replays and r
 // is the request this writer was made for (the one whose OPT record and
-// size it packs for; a plugin between may have put another in its place).
+// size it packs for; a plugin between may have put another in its place),
+// over the transport it was kept for (an answer kept for UDP may be
+// truncated to the request's size).
 func (w *Writer) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
-	if !w.replays || r != w.req {
+	if !w.replays || r != w.req || a.Stream != w.stream {
 		return false, nil
 	}
 	_, err := w.ResponseWriter.Write(a.Wire)

@@ -13,7 +13,9 @@ import (
 	"github.com/miekg/dns"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/ontimedns/ontime/internal/chain"
 	"github.com/ontimedns/ontime/internal/raceflag"
+	"github.com/ontimedns/ontime/replay"
 )
 
 // capture is the socket end of a writer chain: it keeps the bytes that
@@ -227,4 +229,44 @@ type packDiscard struct{ discard }
 func (packDiscard) WriteMsg(m *dns.Msg) error {
 	_, err := m.Pack()
 	return err
+}
+
+// probe is a plugin that reports what fastpack's writer does for a query:
+// whether it replays, and whether it writes each kept answer.
+type probe struct {
+	replays bool
+	wrote   []bool
+	answers []*replay.Answer
+}
+
+func (p *probe) ServeDNS(_ context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
+	pw, ok := chain.ReplayWriter(w)
+	p.replays = ok && pw.Replays()
+	for _, a := range p.answers {
+		done, _ := pw.WritePacked(r, a)
+		p.wrote = append(p.wrote, done)
+	}
+	return dns.RcodeSuccess, nil
+}
+func (p *probe) Name() string { return "probe" }
+
+// A query no codel reader read is replayed where it came over a stream
+// (TCP), and is written only an answer kept over a stream: one kept over
+// UDP may be truncated to its request's size. Over UDP (a server without
+// codel) it is not replayed.
+func TestReplaysOverStreamsAlone(t *testing.T) {
+	r := new(dns.Msg)
+	r.SetQuestion("www.example.org.", dns.TypeA)
+	wire, _ := r.Pack()
+	for _, tcp := range []bool{true, false} {
+		p := &probe{answers: []*replay.Answer{{Wire: wire, Stream: true}, {Wire: wire}}}
+		w := &capture{ResponseWriter: test.ResponseWriter{TCP: tcp}}
+		Fastpack{Next: p}.ServeDNS(context.Background(), request.NewScrubWriter(r, w), r)
+		if p.replays != tcp {
+			t.Errorf("tcp %v: replays %v", tcp, p.replays)
+		}
+		if want := []bool{tcp, false}; !slices.Equal(p.wrote, want) {
+			t.Errorf("tcp %v: wrote the stream's answer and UDP's: %v, want %v", tcp, p.wrote, want)
+		}
+	}
 }

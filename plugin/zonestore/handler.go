@@ -168,12 +168,17 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	// zone, has the same answer: written as it was packed, where every
 	// writer down to the packer can (replay.Writer).
 	var keep *replay.Cache
+	hop, _ := codel.FromContext(ctx)
 	pw, replayable := chain.ReplayWriter(w)
 	if replayable && h.replays != nil && pw.Replays() {
 		c := h.replays.get()
 		defer h.replays.put(c)
 		if c.Probe() {
-			if ans := c.Find(r, c.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
+			// fastpack replays a query codel's reader read (UDP), and one
+			// no reader read only where it came over a stream (TCP): its
+			// answer is packed to 65,535 octets, and kept apart.
+			stream := hop.Life == nil
+			if ans := c.Find(r, stream, c.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
 				replay.SetID(ans.Wire, r.Id)
 				if done, _ := pw.WritePacked(r, ans); done {
 					return dns.RcodeSuccess, nil
@@ -187,7 +192,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 
 	// The answer's name in the answer's own room: the message and the
 	// plugins above read what the lookup makes of it after this returns.
-	a := newAnswer(ctx)
+	a := newAnswer(hop)
 	name, _ := zonestore.NewNameIn(q.Name, a.key[:])
 	opt := r.IsEdns0()
 	do := opt != nil && opt.Do()
@@ -244,14 +249,13 @@ const keyRoom = 128
 // answers keeps answers of queries that ended, for the next ones.
 var answers = sync.Pool{New: func() any { return new(answer) }}
 
-// newAnswer returns an answer for the query of ctx: one kept from an
+// newAnswer returns an answer for the query of hop: one kept from an
 // earlier query where this one has a Life (codel read it), and given back
 // when it ends, after every plugin above has done with the message; a
 // fresh one elsewhere. Only a query that is looked up takes one: not one
 // whose name is not ours, nor one written the octets kept for it.
-func newAnswer(ctx context.Context) *answer {
-	hop, ok := codel.FromContext(ctx)
-	if !ok || hop.Life == nil {
+func newAnswer(hop codel.Hop) *answer {
+	if hop.Life == nil {
 		return new(answer)
 	}
 	a := answers.Get().(*answer)

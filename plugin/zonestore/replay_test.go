@@ -23,10 +23,10 @@ func TestACacheMadeBesideAnotherFindsWhatItKept(t *testing.T) {
 	}
 	q := new(dns.Msg)
 	q.SetQuestion("www.example.org.", dns.TypeA)
-	held.Find(q, 7, 1)
-	held.Find(q, 7, 1) // kept at its second miss (replay/admit.go)
+	held.Find(q, false, 7, 1)
+	held.Find(q, false, 7, 1) // kept at its second miss (replay/admit.go)
 	held.Keep(1, replay.Answer{Wire: append(held.Room(), make([]byte, 40)...)})
-	if other.Find(q, 7, 1) == nil {
+	if other.Find(q, false, 7, 1) == nil {
 		t.Fatal("a Cache does not find the answer another kept")
 	}
 	r.put(held)
@@ -41,7 +41,7 @@ func TestADroppedCacheKeepsItsCounts(t *testing.T) {
 	c := r.get()
 	q := new(dns.Msg)
 	q.SetQuestion("www.example.org.", dns.TypeA)
-	if c.Find(q, 7, 1) != nil {
+	if c.Find(q, false, 7, 1) != nil {
 		t.Fatal("found in an empty cache")
 	}
 	allCounts.Lock()
