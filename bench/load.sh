@@ -40,6 +40,7 @@
 #   BASE=HEAD~1 SERVERS="base full" bash bench/load.sh   # a change, before and after
 #   NAMES=20 SERVERS="full knot" bash bench/load.sh        # 20 names asked over and over
 #   FLOOD=50 SERVERS="full lookup knot" bash bench/load.sh # half the queries names that do not exist, each new
+#   LOADER=dnsperf DNSPERF_ARGS="-m tcp" SERVERS="full lookup knot" bash bench/load.sh # over TCP (the latency columns stay UDP's)
 #
 # BASE names a commit: "base" is then the full chain built from it, so that
 # a change is measured against what came before it in the same run; PATCH
@@ -308,7 +309,7 @@ for round in $(seq "$ROUNDS"); do
 				$load_pin "$out/bin/loadgen" -server "127.0.0.1:$port" -queries "$queries" -duration "${SECS}s" -max 1000000000 \
 					-inflight $((${OUTSTANDING:-200} * load_threads)) -batch 32 -sockets $((4 * load_threads)) ${LOADGEN_ARGS:-} -json > "$out/$s.batch" 2>&1 &
 			else
-				$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -T "$load_threads" -c $((4 * load_threads)) -q $((${OUTSTANDING:-200} * load_threads)) -S 0 > "$out/$s.dnsperf" 2>&1 &
+				$load_pin dnsperf -s 127.0.0.1 -p "$port" -d "$queries" -l "$SECS" -T "$load_threads" -c $((4 * load_threads)) -q $((${OUTSTANDING:-200} * load_threads)) -S 0 ${DNSPERF_ARGS:-} > "$out/$s.dnsperf" 2>&1 &
 			fi
 			load=$!
 			if [ "${DIAG:-}" = "$ncores" ] && [ "$s" != split ]; then # (split's $pid is a shell)
