@@ -55,11 +55,11 @@ func (h *Handler) Warm(note *ahead.Note, question []byte) {
 	}
 	c := h.replays.get()
 	defer h.replays.put(c)
-	if note.Step == 0 && c.Thin() { // few answers found lately: the lookup's path
-		h.store.Warm(note, question)
-		return
-	}
 	if note.Step == 0 {
+		if c.Thin() { // few answers found lately: the lookup's path
+			h.store.Warm(note, question)
+			return
+		}
 		var room [zonestore.KeyRoom]byte
 		k, ok := zonestore.QuestionKey(&room, question)
 		if !ok {
