@@ -175,11 +175,7 @@ func (c *Cache) Find(r *dns.Msg, stream bool, qh, version uint64) *Answer {
 			continue
 		}
 		if bytes.Equal(k.key(), c.key) {
-			c.counts.Hits.Store(c.counts.Hits.Load() + 1)
-			c.judge(true, false)
-			c.wire = append(c.wire[:0], k.wire()...)
-			c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject(), Stream: overStream(k.key())}
-			return &c.hit
+			return c.found(k)
 		}
 		if spelled == nil && k.anyCase() && sameButCase(k.key(), c.key) {
 			spelled = k
@@ -187,7 +183,10 @@ func (c *Cache) Find(r *dns.Msg, stream bool, qh, version uint64) *Answer {
 		near = true
 	}
 	if spelled != nil {
-		return c.respelled(spelled, r.Question[0].Name)
+		a := c.found(spelled)
+		respell(a.Wire, r.Question[0].Name)
+		a.AnyCase = true
+		return a
 	}
 	c.counts.Misses.Store(c.counts.Misses.Load() + 1)
 	c.judge(false, near)
@@ -199,15 +198,13 @@ func (c *Cache) Find(r *dns.Msg, stream bool, qh, version uint64) *Answer {
 // request: it may be kept (Key), was not found, and was asked before.
 func (c *Cache) Keeping() bool { return c.keepable }
 
-// respelled is Find's hit of k, kept for the question of a request in
-// another case, whose name is name: the Cache's copy of k's answer, with
-// its question spelled as asked.
-func (c *Cache) respelled(k kept, name string) *Answer {
+// found counts Find's hit of k, and returns the Cache's copy of k's
+// answer.
+func (c *Cache) found(k kept) *Answer {
 	c.counts.Hits.Store(c.counts.Hits.Load() + 1)
 	c.judge(true, false)
 	c.wire = append(c.wire[:0], k.wire()...)
-	respell(c.wire, name)
-	c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject(), AnyCase: true, Stream: overStream(k.key())}
+	c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject(), Stream: overStream(k.key())}
 	return &c.hit
 }
 
