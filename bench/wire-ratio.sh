@@ -6,16 +6,19 @@
 # and the first-time figure: every name scanned and every base64 text
 # decoded as if the encoder had never met them (wire/scanned.go and
 # wire/decoded.go remember them from one message to the next). The last
-# row is BenchmarkEncodeVaried: A+2NS+glue for each of 8,192 hosts in turn,
-# as a server answers a zone's many names.
+# rows are BenchmarkEncodeVaried: A+2NS+glue for each of 8,192 hosts in turn,
+# as a server answers a zone's many names; and BenchmarkEncodeNegative:
+# NXDOMAIN with the zone's SOA for 8,192 names never asked before, as a
+# random-subdomain flood is answered.
 #
 #   bash bench/wire-ratio.sh [COUNT]
 set -euo pipefail
 cd "$(dirname "$0")/.."
-go test -run XXX -bench '^BenchmarkEncode(Varied)?$' -benchmem -benchtime 100ms -count "${1:-10}" ./wire |
-	awk '/^BenchmarkEncode(Varied)?\// {
+go test -run XXX -bench '^BenchmarkEncode(Varied|Negative)?$' -benchmem -benchtime 100ms -count "${1:-10}" ./wire |
+	awk '/^BenchmarkEncode(Varied|Negative)?\// {
 		split($1, p, "/")
 		if (p[1] == "BenchmarkEncodeVaried") { p[3] = p[2]; p[2] = "8192 hosts" }
+		if (p[1] == "BenchmarkEncodeNegative") { p[3] = p[2]; p[2] = "8192 NXDOMAIN" }
 		sub(/-[0-9]+$/, "", p[3]); k = p[2] SUBSEP p[3]
 		if (!(k in ns) || $3 < ns[k]) ns[k] = $3
 		allocs[k] = $(NF-1)

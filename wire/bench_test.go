@@ -140,3 +140,20 @@ func BenchmarkEncodeVaried(b *testing.B) {
 	b.Run("wire", func(b *testing.B) { benchEncode(b, msgs, 1232, false) })
 	b.Run("PackBuffer", func(b *testing.B) { benchPackBuffer(b, msgs, 1232) })
 }
+
+// BenchmarkEncodeNegative is a random-subdomain flood's answer: each
+// message says NXDOMAIN for another of 8,192 names never asked before (a
+// fresh string with a random label), with the zone's SOA, the same record
+// in all, as zonestore hands it.
+func BenchmarkEncodeNegative(b *testing.B) {
+	soa := rrs("example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 2026120601 7200 3600 1209600 3600")
+	msgs := make([]*dns.Msg, 8192)
+	for i := range msgs {
+		m := withReply(fmt.Sprintf("%06x.example.org.", i*2654435761&0xFFFFFF), dns.TypeA, nil, soa, nil)
+		m.Rcode = dns.RcodeNameError
+		m.SetEdns0(1232, false)
+		msgs[i] = m
+	}
+	b.Run("wire", func(b *testing.B) { benchEncode(b, msgs, 1232, false) })
+	b.Run("PackBuffer", func(b *testing.B) { benchPackBuffer(b, msgs, 1232) })
+}

@@ -48,6 +48,9 @@ type Encoder struct {
 	// The owner of the last record, and the pointer that names it.
 	owner    string
 	ownerPtr uint16
+
+	negs    [negativeSlots]negative // negative answers' templates (negative.go)
+	negHits int                     // messages packed from one, for the tests
 }
 
 // NewEncoder returns an encoder ready for use.
@@ -98,6 +101,10 @@ func (e *Encoder) Encode(dst []byte, m *dns.Msg, size int) ([]byte, error) {
 	// The header's place is held by zeros, so that len(e.buf) is always
 	// the offset a compression pointer needs; it is written last.
 	e.buf = append(dst[:0], make([]byte, headerLen)...)
+	soa := negativeSOA(m, opt)
+	if soa != nil && e.fromTemplate(soa, m.Question[0], budget) {
+		return e.finish(m, opt, [3]int{0, 1, 0}, false), nil
+	}
 	for _, q := range m.Question {
 		if err := e.name(q.Name, true); err != nil {
 			return e.buf[:0], err
@@ -149,6 +156,15 @@ sections:
 		}
 	}
 
+	if soa != nil && counts == [3]int{0, 1, 0} {
+		e.keepTemplate(soa)
+	}
+	return e.finish(m, opt, counts, truncated), nil
+}
+
+// finish appends m's OPT record, where it has one, and writes the header
+// of the message in e.buf, whose sections hold counts records.
+func (e *Encoder) finish(m *dns.Msg, opt *dns.OPT, counts [3]int, truncated bool) []byte {
 	arcount := counts[2]
 	if opt != nil {
 		e.buf = append(e.buf, 0, byte(dns.TypeOPT>>8), byte(dns.TypeOPT&0xFF), byte(opt.Hdr.Class>>8), byte(opt.Hdr.Class))
@@ -166,7 +182,7 @@ sections:
 	binary.BigEndian.PutUint16(h[6:], uint16(counts[0]))
 	binary.BigEndian.PutUint16(h[8:], uint16(counts[1]))
 	binary.BigEndian.PutUint16(h[10:], uint16(arcount))
-	return e.buf, nil
+	return e.buf
 }
 
 func flags(m *dns.Msg, truncated bool) uint16 {

@@ -1,0 +1,162 @@
+package wire
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// TestNegativeTemplateIsTheLongWay packs negative answers (a question and
+// a zone's SOA) with one encoder, which keeps each SOA's template, and
+// each again with a fresh encoder, which packs it the long way: the
+// octets must be the same. The SOAs' names are related to their owners in
+// each way a pointer can be (below it, above it, beside it, one pointing
+// into another, in another case, no relation at all); the questions are
+// the owner itself, names under it in any case and at any depth, the
+// SOA's own names and names under them, names that share the label above
+// the owner with one of them, names with escapes, names outside the zone,
+// a name whose text ends in the owner's octets across a label's length,
+// and names too long for a 512-octet answer. More SOAs than the encoder
+// has slots take turns, so templates are replaced. Most of the answers
+// must have come from a template.
+func TestNegativeTemplateIsTheLongWay(t *testing.T) {
+	long := strings.Repeat("a", 51) // 51 octets: its length octet reads as '3'
+	soas := rrs(
+		"example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 1 7200 3600 1209600 300",
+		"example.net. 3600 IN SOA ns.dns.example.net. host.dns.example.net. 1 7200 3600 1209600 300",
+		"example.com. 3600 IN SOA a.example.net. b.example.net. 1 7200 3600 1209600 300",
+		"Example.EDU. 3600 IN SOA NS1.example.edu. hostmaster.EXAMPLE.edu. 1 7200 3600 1209600 300",
+		"sub.example.org. 3600 IN SOA ns1.example.org. hostmaster.sub.example.org. 1 7200 3600 1209600 300",
+		"b.c.d.e.example. 3600 IN SOA ns.c.d.e.example. h.e.example. 1 7200 3600 1209600 300",
+		"bench. 3600 IN SOA ns.bench. h.ns.bench. 1 7200 3600 1209600 300",
+		"x.y. 3600 IN SOA y. x.y. 1 7200 3600 1209600 300",
+		". 86400 IN SOA a.root-servers.net. nstld.verisign-grs.com. 1 1800 900 604800 86400",
+		long+".org. 3600 IN SOA ns."+long+".org. h.org. 1 7200 3600 1209600 300",
+		"example.org. 60 IN SOA ns1.example.org. hostmaster.example.org. 2 7200 3600 1209600 300",
+	)
+	r := rand.New(rand.NewPCG(1, 2))
+	label := func() string {
+		const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
+		b := make([]byte, 1+r.IntN(12))
+		for i := range b {
+			b[i] = letters[r.IntN(len(letters))]
+		}
+		return string(b)
+	}
+	questions := func(soa *dns.SOA) []string {
+		owner := soa.Hdr.Name
+		under := func(name string) string {
+			if name == "." {
+				return label() + "."
+			}
+			return label() + "." + name
+		}
+		qs := []string{owner, strings.ToUpper(owner), soa.Ns, soa.Mbox, strings.ToUpper(soa.Ns),
+			under(soa.Ns), under(soa.Mbox), under(under(soa.Ns)), "www.example.info.", `a\.b.` + owner,
+			"x3" + long + ".org.", "3" + long + ".org.", under("x3" + long + ".org."), strings.Repeat("abcdefghi.", 24) + "org."}
+		for i := 0; i < 40; i++ {
+			q := under(owner)
+			for d := r.IntN(3); d > 0; d-- {
+				q = under(q)
+			}
+			qs = append(qs, q)
+		}
+		// Names sharing the label above the owner with the SOA's names,
+		// and the labels above those.
+		for _, n := range []string{soa.Ns, soa.Mbox} {
+			if l := dns.SplitDomainName(n); len(l) > 1 {
+				qs = append(qs, under(strings.Join(l[1:], ".")+"."), strings.Join(l[1:], ".")+".")
+			}
+		}
+		return qs
+	}
+	type ask struct {
+		soa  *dns.SOA
+		name string
+	}
+	var asks []ask
+	for _, rr := range soas {
+		soa := rr.(*dns.SOA)
+		for _, q := range questions(soa) {
+			if _, ok := dns.IsDomainName(q); ok {
+				asks = append(asks, ask{soa, q})
+			}
+		}
+	}
+	e := NewEncoder()
+	buf := make([]byte, 0, 4096)
+	templated, grouped := 0, 0
+	for round := 0; round < 4; round++ {
+		// In the first two rounds each zone's questions come together,
+		// the zones in turn; then all of them in any order, so that the
+		// zones' templates take one another's slots between questions.
+		r.Shuffle(len(asks), func(i, j int) { asks[i], asks[j] = asks[j], asks[i] })
+		if round < 2 {
+			order := r.Perm(len(soas))
+			slices.SortStableFunc(asks, func(a, b ask) int {
+				return order[slices.Index(soas, dns.RR(a.soa))] - order[slices.Index(soas, dns.RR(b.soa))]
+			})
+		}
+		for i, a := range asks {
+			m := withReply(a.name, dns.TypeA, nil, []dns.RR{a.soa}, nil)
+			m.Rcode = dns.RcodeNameError
+			size := 1232
+			switch i % 3 {
+			case 0:
+				m.SetEdns0(1232, false)
+			case 1:
+				size = 512
+			default:
+				m.Rcode, m.Question[0].Qtype = dns.RcodeSuccess, dns.TypeTXT
+				m.SetEdns0(512, false)
+				size = 512
+			}
+			before := e.negHits
+			var err error
+			buf, err = e.Encode(buf, m, size)
+			want, werr := NewEncoder().Encode(nil, m, size)
+			if (err == nil) != (werr == nil) || !bytes.Equal(buf, want) {
+				t.Fatalf("%s with %s at %d: %v\n got %x\nwant %x (%v)", a.name, a.soa.Hdr.Name, size, err, buf, want, werr)
+			}
+			if round < 2 {
+				grouped += e.negHits - before
+			}
+			templated += e.negHits - before
+		}
+	}
+	// A zone's questions asked together are answered from its template
+	// but for the first, those it does not hold, and the root zone's.
+	if total := 2 * len(asks); grouped < total/2 {
+		t.Errorf("%d of %d answers asked zone by zone from a template", grouped, total)
+	}
+	t.Logf("%d of %d answers from a template", templated, 4*len(asks))
+}
+
+// TestNegativeTemplateIsForItsShapeAlone: a message with more than the
+// SOA (an answer, a second authority record, an additional record) is
+// packed the long way, and keeps no template.
+func TestNegativeTemplateIsForItsShapeAlone(t *testing.T) {
+	soa := rrs("example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 1 7200 3600 1209600 300")
+	other := rrs("www.example.org. 300 IN A 192.0.2.1")
+	e := NewEncoder()
+	for i, m := range []*dns.Msg{
+		withReply("x.example.org.", dns.TypeA, other, soa, nil),
+		withReply("x.example.org.", dns.TypeA, nil, append(other, soa...), nil),
+		withReply("x.example.org.", dns.TypeA, nil, soa, other),
+	} {
+		for k := 0; k < 2; k++ {
+			got, err := e.Encode(nil, m, 1232)
+			want, _ := NewEncoder().Encode(nil, m, 1232)
+			if err != nil || !bytes.Equal(got, want) {
+				t.Fatalf("message %d: %v\n got %x\nwant %x", i, err, got, want)
+			}
+		}
+		if e.negHits != 0 {
+			t.Fatalf("message %d: packed from a template", i)
+		}
+	}
+}
