@@ -18,6 +18,13 @@ func FuzzEncode(f *testing.F) {
 			f.Add(b, uint16(1232))
 		}
 	}
+	// A negative answer, the SOA alone (negativeAgain asks it again).
+	nx := withReply("x.example.org.", dns.TypeA, nil,
+		rrs("example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 1 7200 3600 1209600 300"), nil)
+	nx.Rcode = dns.RcodeNameError
+	if b, err := nx.Pack(); err == nil {
+		f.Add(b, uint16(512))
+	}
 	e := NewEncoder()
 	f.Fuzz(func(t *testing.T, data []byte, size uint16) {
 		var m dns.Msg
@@ -39,5 +46,34 @@ func FuzzEncode(f *testing.F) {
 		if err != nil {
 			t.Fatalf("%v\n%s", err, m.String())
 		}
+		negativeAgain(t, e, &m, int(size))
 	})
+}
+
+// negativeAgain asks a negative answer's SOA record again with other
+// questions (above, below and beside the first, and the SOA's own names),
+// through e, which keeps templates: each must be the long way's octets,
+// from a fresh encoder.
+func negativeAgain(t *testing.T, e *Encoder, m *dns.Msg, size int) {
+	if len(m.Question) != 1 || len(m.Ns) != 1 {
+		return
+	}
+	soa, ok := m.Ns[0].(*dns.SOA)
+	if !ok {
+		return
+	}
+	q := m.Question[0].Name
+	names := []string{q, "a." + q, "A." + q, soa.Hdr.Name, "x." + soa.Hdr.Name, soa.Ns, "x." + soa.Ns, soa.Mbox}
+	if i, end := dns.NextLabel(q, 0); !end {
+		names = append(names, q[i:])
+	}
+	for _, name := range names {
+		again := *m
+		again.Question = []dns.Question{{Name: name, Qtype: m.Question[0].Qtype, Qclass: m.Question[0].Qclass}}
+		got, err := e.Encode(nil, &again, size)
+		want, werr := NewEncoder().Encode(nil, &again, size)
+		if (err == nil) != (werr == nil) || string(got) != string(want) {
+			t.Fatalf("%s asked again as %q: %v\n got %x\nwant %x (%v)", q, name, err, got, want, werr)
+		}
+	}
 }
