@@ -31,6 +31,10 @@ type Codel struct {
 	// counted are every reader it started, stopped ones too: what they
 	// read stays in socket_reads_total (socketReads).
 	counted atomic.Pointer[[]*reader]
+	// tcp are its TCP listeners (tcplisten.go), tcpAccepts the
+	// connections they took.
+	tcp        tcpListeners
+	tcpAccepts atomic.Uint64
 }
 
 // attach starts reading the UDP socket of s. It is CoreDNS's
@@ -49,6 +53,7 @@ func (c *Codel) attach(s *dnsserver.Server) {
 	if !c.socket {
 		return
 	}
+	c.listenTCP(s)
 	r, addr, err := c.readerFor(s)
 	if err != nil {
 		log.Warningf("reading %s: %v; CoreDNS's reader serves it alone", s.Addr, err)
@@ -140,6 +145,7 @@ func (c *Codel) feed(turn int, next codel.Source) {
 // stop retires the readers (no more queries come to them), drains the
 // queue, answering out of their sockets, then closes them.
 func (c *Codel) stop() {
+	c.stopTCP()
 	rs := c.readers.Swap(nil)
 	if rs != nil {
 		for _, r := range *rs {

@@ -20,6 +20,7 @@ var (
 	workersDesc  = desc("workers", "Workers running now, replacements for blocked ones included.")
 	panicsDesc   = desc("panics_total", "Queries whose chain panicked on a worker; each got SERVFAIL and the worker went on.")
 	readsDesc    = desc("socket_reads_total", "UDP queries that codel read off the server's socket itself (the rest came through CoreDNS's reader).")
+	acceptsDesc  = desc("tcp_accepts_total", "TCP connections that codel's own listeners took, refused ones included (the rest went to CoreDNS's listener).")
 )
 
 func desc(name, help string, labels ...string) *prometheus.Desc {
@@ -47,8 +48,9 @@ type registry struct {
 // stoppedCounts are the counters of a server's stopped instances: its
 // Stats with the gauges (queued, workers, states) left out, and its reads.
 type stoppedCounts struct {
-	stats codel.Stats
-	reads uint64
+	stats   codel.Stats
+	reads   uint64
+	accepts uint64
 }
 
 var queues = newRegistry()
@@ -95,7 +97,7 @@ func (r *registry) remove(c *Codel) {
 // keep adds the counts of c, whose workers have all exited, to its
 // server's kept ones. r.mu is held.
 func (r *registry) keep(c *Codel) {
-	st, reads := stoppedCountsOf(c)
+	st, reads, accepts := stoppedCountsOf(c)
 	kept := r.stopped[c.server]
 	if kept == nil {
 		kept = &stoppedCounts{}
@@ -103,19 +105,20 @@ func (r *registry) keep(c *Codel) {
 	}
 	kept.stats.Add(st)
 	kept.reads += reads
+	kept.accepts += accepts
 }
 
 // stoppedCountsOf returns the counters of c, stopped: its Stats without
-// the gauges, and its reads.
-func stoppedCountsOf(c *Codel) (codel.Stats, uint64) {
+// the gauges, its reads and its TCP accepts.
+func stoppedCountsOf(c *Codel) (codel.Stats, uint64, uint64) {
 	st := c.q.Stats()
 	st.Queued, st.Workers, st.Dropping, st.Overload = 0, 0, false, false
-	return st, c.socketReads()
+	return st, c.socketReads(), c.tcpAccepts.Load()
 }
 
 // Describe implements prometheus.Collector.
 func (r *registry) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{dropsDesc, sojournDesc, queueDesc, droppingDesc, overloadDesc, workersDesc, panicsDesc, readsDesc} {
+	for _, d := range []*prometheus.Desc{dropsDesc, sojournDesc, queueDesc, droppingDesc, overloadDesc, workersDesc, panicsDesc, readsDesc, acceptsDesc} {
 		ch <- d
 	}
 }
@@ -125,9 +128,10 @@ func (r *registry) Describe(ch chan<- *prometheus.Desc) {
 func (r *registry) Collect(ch chan<- prometheus.Metric) {
 	r.mu.Lock()
 	sums := map[string]*codel.Stats{}
-	reads := map[string]uint64{}
-	add := func(server string, st codel.Stats, n uint64) {
+	reads, accepts := map[string]uint64{}, map[string]uint64{}
+	add := func(server string, st codel.Stats, n, a uint64) {
 		reads[server] += n
+		accepts[server] += a
 		if s, ok := sums[server]; ok {
 			s.Add(st)
 		} else {
@@ -135,14 +139,14 @@ func (r *registry) Collect(ch chan<- prometheus.Metric) {
 		}
 	}
 	for server, kept := range r.stopped {
-		add(server, kept.stats, kept.reads)
+		add(server, kept.stats, kept.reads, kept.accepts)
 	}
 	for c := range r.draining {
-		st, n := stoppedCountsOf(c)
-		add(c.server, st, n)
+		st, n, a := stoppedCountsOf(c)
+		add(c.server, st, n, a)
 	}
 	for c := range r.instances {
-		add(c.server, c.q.Stats(), c.socketReads())
+		add(c.server, c.q.Stats(), c.socketReads(), c.tcpAccepts.Load())
 	}
 	r.mu.Unlock()
 
@@ -171,5 +175,6 @@ func (r *registry) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(workersDesc, prometheus.GaugeValue, float64(st.Workers), server)
 		ch <- prometheus.MustNewConstMetric(panicsDesc, prometheus.CounterValue, float64(st.Panics), server)
 		ch <- prometheus.MustNewConstMetric(readsDesc, prometheus.CounterValue, float64(reads[server]), server)
+		ch <- prometheus.MustNewConstMetric(acceptsDesc, prometheus.CounterValue, float64(accepts[server]), server)
 	}
 }

@@ -542,6 +542,19 @@ func (p *packet) end() {
 	packetPool.Put(p)
 }
 
+// acceptAction is miekg/dns's DefaultMsgAcceptFunc, but for an opcode it
+// does not take, in a message of one question: that is accepted, and the
+// chain answers it (zonestore with NOTIMP, a plugin that takes the opcode
+// as it does). CoreDNS's own server accepts the opcodes its plugins asked
+// for (Config.AllowOpcode), a list it keeps to itself.
+func acceptAction(h dns.Header) dns.MsgAcceptAction {
+	action := dns.DefaultMsgAcceptFunc(h)
+	if action == dns.MsgRejectNotImplemented && h.Qdcount == 1 {
+		return dns.MsgAccept
+	}
+	return action
+}
+
 // serve does what miekg/dns's server does with a packet m (refuse what is
 // not a query, FORMERR for what does not unpack), then hands the message
 // to CoreDNS's server, whose ServeDNS runs the whole chain under ctx: this
@@ -550,10 +563,7 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked, sw *
 	h := dns.Header{Id: binary.BigEndian.Uint16(m), Bits: binary.BigEndian.Uint16(m[2:]),
 		Qdcount: binary.BigEndian.Uint16(m[4:]), Ancount: binary.BigEndian.Uint16(m[6:]),
 		Nscount: binary.BigEndian.Uint16(m[8:]), Arcount: binary.BigEndian.Uint16(m[10:])}
-	action := dns.DefaultMsgAcceptFunc(h)
-	if action == dns.MsgRejectNotImplemented && h.Qdcount == 1 {
-		action = dns.MsgAccept // CoreDNS's server knows which opcodes its plugins take
-	}
+	action := acceptAction(h)
 	req := &u.msg
 	switch action {
 	case dns.MsgIgnore:

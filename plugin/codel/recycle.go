@@ -51,6 +51,31 @@ func recyclable(s *dnsserver.Server) (bool, string) {
 	return true, ""
 }
 
+// waitsInPlace are plugins of finishesInPlace that may wait, on the
+// goroutine that serves a query, for something other than the CPU where
+// the query has no queue to come back to (TCP): alias waits for its lookup
+// there.
+var waitsInPlace = map[string]bool{"alias": true}
+
+// onlyComputes reports whether every plugin of every server block s
+// serves finishes each query in place without waiting (finishesInPlace,
+// but waitsInPlace): then an answer is never made long after the one
+// before it on a TCP connection, and codel's listeners may hold answers to
+// write them together (tcplisten.go).
+func onlyComputes(s *dnsserver.Server) bool {
+	if ok, _ := recyclable(s); !ok {
+		return false
+	}
+	for _, c := range configsOf(s) {
+		for _, h := range c.Handlers() {
+			if waitsInPlace[h.Name()] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // configsOf returns the server blocks s serves; nil where they cannot be
 // read (serverZones).
 func configsOf(s *dnsserver.Server) []*dnsserver.Config {
