@@ -22,15 +22,18 @@ import (
 // of 10 connections, 40 queries written at once, one written in two parts
 // a moment apart, and one longer than the buffer are all answered, each
 // with its own ID. codel_tcp_accepts_total counts the 10 connections. With
-// `socket off` CoreDNS's listener takes them, and answers the same.
+// `socket off` CoreDNS's listener takes them, and answers the same; so it
+// does with the proxyproto plugin, whose PROXY header (sent first on each
+// connection) codel's listeners would not read.
 func TestCodelListensForTCP(t *testing.T) {
 	for _, c := range []struct {
-		name, bind, codel string
-		ours              bool
+		name, bind, codel, proxy string
+		ours                     bool
 	}{
-		{"bound", "127.0.0.1", "    codel\n", true},
-		{"every address", "", "    codel\n", true},
-		{"socket off", "127.0.0.1", "    codel {\n        socket off\n    }\n", false},
+		{"bound", "127.0.0.1", "    codel\n", "", true},
+		{"every address", "", "    codel\n", "", true},
+		{"socket off", "127.0.0.1", "    codel {\n        socket off\n    }\n", "", false},
+		{"proxyproto", "127.0.0.1", "    proxyproto\n    codel\n", "PROXY TCP4 192.0.2.9 127.0.0.1 5300 53\r\n", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
@@ -53,7 +56,7 @@ func TestCodelListensForTCP(t *testing.T) {
 			before := accepts()
 			const conns = 10
 			for range conns {
-				pipelined(t, s.addr)
+				pipelined(t, s.addr, c.proxy)
 			}
 			want := 0.0
 			if c.ours {
@@ -66,11 +69,12 @@ func TestCodelListensForTCP(t *testing.T) {
 	}
 }
 
-// pipelined opens a TCP connection to addr and asks for www.example.org
-// 42 times: 40 queries in one write, one in two writes 50 ms apart, one
-// padded past the server's read buffer (3,000 octets of EDNS padding).
-// Each must be answered, with its own ID, by the one A record.
-func pipelined(t *testing.T, addr string) {
+// pipelined opens a TCP connection to addr, writes header on it, and asks
+// for www.example.org 42 times: 40 queries in one write, one in two
+// writes 50 ms apart, one padded past the server's read buffer (3,000
+// octets of EDNS padding). Each must be answered, with its own ID, by the
+// one A record.
+func pipelined(t *testing.T, addr, header string) {
 	t.Helper()
 	conn, err := net.DialTimeout("tcp", addr, 2*time.Second)
 	if err != nil {
@@ -93,7 +97,7 @@ func pipelined(t *testing.T, addr string) {
 		}
 		return append(binary.BigEndian.AppendUint16(nil, uint16(len(b))), b...)
 	}
-	var batch []byte
+	batch := []byte(header)
 	for id := uint16(1); id <= 40; id++ {
 		batch = append(batch, framed(id, 0)...)
 	}

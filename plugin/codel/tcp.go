@@ -35,7 +35,28 @@ type tcpLimit struct {
 var tcpLimits = struct {
 	sync.Mutex
 	m map[string]*tcpLimit
-}{m: map[string]*tcpLimit{}}
+	// alone are the server blocks whose connection policy is codel's
+	// alone: none was set before it (the proxyproto plugin's).
+	alone map[*dnsserver.Config]bool
+}{m: map[string]*tcpLimit{}, alone: map[*dnsserver.Config]bool{}}
+
+// proxied says whether a block of s reads the PROXY protocol on its TCP
+// connections (a connection policy not codel's alone): codel's own
+// listeners, which do not, then leave TCP to CoreDNS's (tcplisten.go).
+func proxied(s *dnsserver.Server) bool {
+	tcpLimits.Lock()
+	defer tcpLimits.Unlock()
+	configs := configsOf(s)
+	if configs == nil {
+		return true // not known: as if
+	}
+	for _, cfg := range configs {
+		if cfg.ProxyProtoConnPolicy != nil && !tcpLimits.alone[cfg] {
+			return true
+		}
+	}
+	return false
+}
 
 // limitTCP applies the limits to the server address of config, counted
 // by h, until release.
@@ -56,6 +77,11 @@ func limitTCP(config *dnsserver.Config, h *Codel, perClient, max int) (release f
 	t.owner.Store(h)
 
 	next := config.ProxyProtoConnPolicy
+	if next == nil {
+		tcpLimits.Lock()
+		tcpLimits.alone[config] = true
+		tcpLimits.Unlock()
+	}
 	config.ProxyProtoConnPolicy = func(o proxyproto.ConnPolicyOptions) (proxyproto.Policy, error) {
 		if t.refuse(o) {
 			return proxyproto.REJECT, proxyproto.ErrInvalidUpstream
@@ -65,7 +91,12 @@ func limitTCP(config *dnsserver.Config, h *Codel, perClient, max int) (release f
 		}
 		return proxyproto.SKIP, nil // a plain connection, no PROXY header
 	}
-	return func() { t.owner.CompareAndSwap(h, nil) }, nil
+	return func() {
+		t.owner.CompareAndSwap(h, nil)
+		tcpLimits.Lock()
+		delete(tcpLimits.alone, config)
+		tcpLimits.Unlock()
+	}, nil
 }
 
 // refuse decides on a connection (or, for UDP, a datagram: the same policy

@@ -33,7 +33,9 @@ import (
 // through CoreDNS's ServeDNS and the whole chain as before; only the reads
 // go through a buffer, and the writes may be held (bufConn). The TCP
 // connection bounds (tcp.go) apply to them as to CoreDNS's, and
-// codel_tcp_accepts_total counts what they took.
+// codel_tcp_accepts_total counts what they took. Where a server block
+// reads the PROXY protocol (the proxyproto plugin), which they do not,
+// none is opened.
 type tcpListeners struct {
 	mu      sync.Mutex
 	stopped bool
@@ -49,6 +51,10 @@ const tcpBuffer = 2048
 func (c *Codel) listenTCP(s *dnsserver.Server) {
 	hostport, ok := strings.CutPrefix(s.Addr, "dns://")
 	if !ok || !incomingCPU {
+		return
+	}
+	if proxied(s) {
+		log.Infof("TCP on %s: the PROXY protocol is read there; CoreDNS's listener serves it", s.Addr)
 		return
 	}
 	t := &c.tcp
