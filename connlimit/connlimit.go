@@ -5,10 +5,10 @@
 // can take every descriptor the process has.
 //
 // The server tells the Limiter of each connection when it accepts it
-// (Admit), and nothing when it closes: CoreDNS's listener has a hook on
-// accept and none on close. So the table holds every connection admitted,
-// closed or not, and asks the kernel which are still open only when it has
-// to decide: when a client is at its limit, its own connections; when the
+// (Admit), and, where it can, when it closes it (Release): CoreDNS's
+// listener has a hook on accept and none on close. So the table holds
+// every connection admitted and not released, closed or not, and asks the
+// kernel which are still open only when it has to decide: when a client is at its limit, its own connections; when the
 // table is full, all of them (at most once a second). A connection counts
 // while the kernel holds it open on the server's side (Alive). The table
 // never holds more than its bound, whatever the number of clients.
@@ -120,6 +120,34 @@ func (l *Limiter) Admit(c Conn) Verdict {
 	cl.conns = append(cl.conns, c)
 	l.n++
 	return Admitted
+}
+
+// Release drops c, which the server has closed, from the table. A server
+// that sees its connections close (codel's own listeners do) says so,
+// and a client's closed connections then never count against it, however
+// fast it opens and closes them; the kernel is asked only about those
+// that came another way.
+func (l *Limiter) Release(c Conn) {
+	addr := clientOf(c.Client.Addr())
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	cl := l.clients[addr]
+	if cl == nil {
+		return
+	}
+	for i, x := range cl.conns {
+		if x != c {
+			continue
+		}
+		last := len(cl.conns) - 1
+		cl.conns[i], cl.conns[last] = cl.conns[last], Conn{}
+		cl.conns = cl.conns[:last]
+		l.n--
+		if last == 0 {
+			delete(l.clients, addr)
+		}
+		return
+	}
 }
 
 // Held returns how many connections the table holds, closed ones not yet

@@ -161,3 +161,51 @@ func BenchmarkAdmit(b *testing.B) {
 		i++
 	}
 }
+
+// TestReleasedConnectionsCountNoMore: a connection the server released is
+// out of the table at once, its client's slot free without asking the
+// kernel (which here still calls it open), and the table's count with it;
+// releasing one not held, or twice, changes nothing.
+func TestReleasedConnectionsCountNoMore(t *testing.T) {
+	k := open{}
+	l := New(2, 3, k.alive)
+	now := time.Unix(1000, 0)
+	l.Now = func() time.Time { return now } // never askEvery later: the kernel is not asked again
+	a, b := conn("198.51.100.1", 1), conn("198.51.100.1", 2)
+	for _, c := range []Conn{a, b} {
+		k[c] = true
+		if v := l.Admit(c); v != Admitted {
+			t.Fatal(v)
+		}
+	}
+	if v := l.Admit(conn("198.51.100.1", 3)); v != PerClient {
+		t.Fatalf("a third while two are held: %v", v)
+	}
+	l.Release(a)
+	l.Release(a)
+	l.Release(conn("198.51.100.9", 1))
+	if n := l.Held(); n != 1 {
+		t.Fatalf("%d held after a release, want 1", n)
+	}
+	c := conn("198.51.100.1", 3)
+	if v := l.Admit(c); v != Admitted {
+		t.Fatalf("after a release: %v", v)
+	}
+	l.Release(c)
+	// Many opened and released in turn, beside one held, never reach the
+	// bound.
+	for p := uint16(10); p < 200; p++ {
+		c := conn("198.51.100.1", p)
+		if v := l.Admit(c); v != Admitted {
+			t.Fatalf("connection %d, the one before released: %v", p, v)
+		}
+		l.Release(c)
+	}
+	l.Release(b)
+	if n := l.Held(); n != 0 {
+		t.Fatalf("%d held, want 0", n)
+	}
+	if len(l.clients) != 0 {
+		t.Fatalf("%d clients left in the table", len(l.clients))
+	}
+}

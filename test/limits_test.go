@@ -194,6 +194,55 @@ func TestTCPConnectionsPerClient(t *testing.T) {
 	}
 }
 
+// TestTCPClosedConnectionsFreeTheirSlotsAtOnce: codel's listeners see
+// their connections close, so a client at its bound (3) that closes one
+// is served again at once, without the 10 ms the kernel is asked about a
+// client at most; and a client that opens and closes 50 connections one
+// after another, beside two it holds, is refused none.
+func TestTCPClosedConnectionsFreeTheirSlotsAtOnce(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        tcp_per_client 3\n    }\n    zonestore %s example.org\n", prom, zf), "example.org")
+	refusals := func() float64 {
+		return metric(t, prom, `coredns_codel_drops_total{reason="tcp",server="dns://`+s.addr+`"}`)
+	}
+	closeBoth := func(c net.Conn) {
+		t.Helper()
+		c.(*net.TCPConn).CloseWrite()
+		c.SetReadDeadline(time.Now().Add(3 * time.Second))
+		if _, err := io.ReadAll(c); err != nil {
+			t.Fatalf("the server did not close its side: %v", err)
+		}
+	}
+	var held []net.Conn
+	for i := range 3 {
+		c, ok := openTCP(t, "127.0.7.1", s.addr)
+		if !ok {
+			t.Fatalf("connection %d of 3 was not answered", i+1)
+		}
+		held = append(held, c)
+	}
+	if _, ok := openTCP(t, "127.0.7.1", s.addr); ok {
+		t.Fatal("a fourth connection from a client holding 3 was answered")
+	}
+	closeBoth(held[0])
+	if _, ok := openTCP(t, "127.0.7.1", s.addr); !ok {
+		t.Fatal("at once after closing one of its 3, the client was not answered")
+	}
+	closeBoth(held[1])
+	for i := range 50 {
+		c, ok := openTCP(t, "127.0.7.1", s.addr)
+		if !ok {
+			t.Fatalf("connection %d of 50, opened and closed one after another beside 2 held, was refused", i+1)
+		}
+		closeBoth(c)
+	}
+	if got := refusals(); got != 1 {
+		t.Fatalf("%v refusals counted, want 1", got)
+	}
+}
+
 // openTCP connects from the address from to addr and asks one query: the
 // connection (closed when the test ends), and whether it was answered.
 func openTCP(t *testing.T, from, addr string) (net.Conn, bool) {

@@ -99,6 +99,16 @@ func limitTCP(config *dnsserver.Config, h *Codel, perClient, max int) (release f
 	}, nil
 }
 
+// release drops an admitted connection, closed by the server, from the
+// table (codel's own listeners see their connections close).
+func (t *tcpLimit) release(client, local net.Addr) {
+	c, ok := client.(*net.TCPAddr)
+	l, ok2 := local.(*net.TCPAddr)
+	if ok && ok2 {
+		t.limiter.Release(connlimit.Conn{Client: c.AddrPort(), Local: l.AddrPort()})
+	}
+}
+
 // refuse decides on a connection (or, for UDP, a datagram: the same policy
 // is asked, and passes it).
 func (t *tcpLimit) refuse(o proxyproto.ConnPolicyOptions) bool {

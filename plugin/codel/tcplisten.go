@@ -155,7 +155,7 @@ func (l *bufListener) Accept() (net.Conn, error) {
 			conn.Close()
 			continue
 		}
-		return &bufConn{TCPConn: conn, r: bufio.NewReaderSize(conn, tcpBuffer), coalesce: l.coalesce}, nil
+		return &bufConn{TCPConn: conn, r: bufio.NewReaderSize(conn, tcpBuffer), coalesce: l.coalesce, limit: l.limit}, nil
 	}
 }
 
@@ -176,6 +176,7 @@ type bufConn struct {
 	*net.TCPConn
 	r        *bufio.Reader
 	coalesce bool
+	limit    *tcpLimit // where it was admitted: released when it closes
 
 	mu      sync.Mutex
 	holding bool
@@ -207,12 +208,19 @@ func (c *bufConn) Write(b []byte) (int, error) {
 	return c.TCPConn.Write(b)
 }
 
-// Close writes what is held, then closes.
+// Close writes what is held, releases the connection from the bounds'
+// table, then closes: once its client sees it closed, it may open
+// another at once.
 func (c *bufConn) Close() error {
 	c.mu.Lock()
 	c.holding = false
 	c.flush()
+	limit := c.limit
+	c.limit = nil
 	c.mu.Unlock()
+	if limit != nil {
+		limit.release(c.RemoteAddr(), c.LocalAddr())
+	}
 	return c.TCPConn.Close()
 }
 
