@@ -141,13 +141,7 @@ func TestQueueBoundAtItsEdge(t *testing.T) {
 // again; past 5 open in all, a new client is refused. Each refusal is a
 // drop counted by codel (reason tcp).
 func TestTCPConnectionsPerClient(t *testing.T) {
-	zf := filepath.Join(t.TempDir(), "db.example.org")
-	writeZone(t, zf, 1, "www A 192.0.2.1")
-	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        tcp_per_client 3\n        tcp_conns 5\n    }\n    zonestore %s example.org\n", prom, zf), "example.org")
-	refusals := func() float64 {
-		return metric(t, prom, `coredns_codel_drops_total{reason="tcp",server="dns://`+s.addr+`"}`)
-	}
+	s, refusals := startBounded(t, "tcp_per_client 3", "tcp_conns 5")
 	open := func(from string) (net.Conn, bool) { return openTCP(t, from, s.addr) }
 
 	var held []net.Conn
@@ -169,11 +163,7 @@ func TestTCPConnectionsPerClient(t *testing.T) {
 	}
 
 	// The client closes one and waits until the server has closed it too.
-	held[0].(*net.TCPConn).CloseWrite()
-	held[0].SetReadDeadline(time.Now().Add(3 * time.Second))
-	if _, err := io.ReadAll(held[0]); err != nil {
-		t.Fatalf("the server did not close its side: %v", err)
-	}
+	closeTCP(t, held[0])
 	time.Sleep(20 * time.Millisecond) // the kernel is asked about one client every 10 ms at most
 	if _, ok := open("127.0.6.1"); !ok {
 		t.Fatal("after closing one of its 3, the client was not answered")
@@ -200,21 +190,7 @@ func TestTCPConnectionsPerClient(t *testing.T) {
 // client at most; and a client that opens and closes 50 connections one
 // after another, beside two it holds, is refused none.
 func TestTCPClosedConnectionsFreeTheirSlotsAtOnce(t *testing.T) {
-	zf := filepath.Join(t.TempDir(), "db.example.org")
-	writeZone(t, zf, 1, "www A 192.0.2.1")
-	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n        tcp_per_client 3\n    }\n    zonestore %s example.org\n", prom, zf), "example.org")
-	refusals := func() float64 {
-		return metric(t, prom, `coredns_codel_drops_total{reason="tcp",server="dns://`+s.addr+`"}`)
-	}
-	closeBoth := func(c net.Conn) {
-		t.Helper()
-		c.(*net.TCPConn).CloseWrite()
-		c.SetReadDeadline(time.Now().Add(3 * time.Second))
-		if _, err := io.ReadAll(c); err != nil {
-			t.Fatalf("the server did not close its side: %v", err)
-		}
-	}
+	s, refusals := startBounded(t, "tcp_per_client 3")
 	var held []net.Conn
 	for i := range 3 {
 		c, ok := openTCP(t, "127.0.7.1", s.addr)
@@ -226,20 +202,48 @@ func TestTCPClosedConnectionsFreeTheirSlotsAtOnce(t *testing.T) {
 	if _, ok := openTCP(t, "127.0.7.1", s.addr); ok {
 		t.Fatal("a fourth connection from a client holding 3 was answered")
 	}
-	closeBoth(held[0])
+	closeTCP(t, held[0])
 	if _, ok := openTCP(t, "127.0.7.1", s.addr); !ok {
 		t.Fatal("at once after closing one of its 3, the client was not answered")
 	}
-	closeBoth(held[1])
+	closeTCP(t, held[1])
 	for i := range 50 {
 		c, ok := openTCP(t, "127.0.7.1", s.addr)
 		if !ok {
 			t.Fatalf("connection %d of 50, opened and closed one after another beside 2 held, was refused", i+1)
 		}
-		closeBoth(c)
+		closeTCP(t, c)
 	}
 	if got := refusals(); got != 1 {
 		t.Fatalf("%v refusals counted, want 1", got)
+	}
+}
+
+// startBounded starts a server of example.org with codel's settings, one
+// a line, and returns it with the count of codel's TCP refusals.
+func startBounded(t *testing.T, settings ...string) (*server, func() float64) {
+	t.Helper()
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	block := ""
+	for _, l := range settings {
+		block += "        " + l + "\n"
+	}
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel {\n%s    }\n    zonestore %s example.org\n", prom, block, zf), "example.org")
+	return s, func() float64 {
+		return metric(t, prom, `coredns_codel_drops_total{reason="tcp",server="dns://`+s.addr+`"}`)
+	}
+}
+
+// closeTCP closes c's sending side and waits until the server has closed
+// its side too.
+func closeTCP(t *testing.T, c net.Conn) {
+	t.Helper()
+	c.(*net.TCPConn).CloseWrite()
+	c.SetReadDeadline(time.Now().Add(3 * time.Second))
+	if _, err := io.ReadAll(c); err != nil {
+		t.Fatalf("the server did not close its side: %v", err)
 	}
 }
 
