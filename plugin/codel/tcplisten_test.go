@@ -3,10 +3,15 @@ package codel
 import (
 	"bufio"
 	"encoding/binary"
+	"fmt"
 	"io"
 	"net"
 	"testing"
 	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/ahead"
 )
 
 // TestBufConnHoldsABatchAndNothingElse serves a connection as miekg/dns's
@@ -88,5 +93,90 @@ func TestBufConnHoldsABatchAndNothingElse(t *testing.T) {
 		}
 		client.Close()
 		c.Close()
+	}
+}
+
+// questions is a Warmer that notes the questions it is handed, in order,
+// and is done with each at its second step.
+type questions struct{ seen []string }
+
+func (q *questions) Warm(note *ahead.Note, question []byte) {
+	if note.Step == 0 {
+		q.seen = append(q.seen, string(question))
+		note.Step = 1
+		return
+	}
+	note.Step = ahead.Done
+}
+
+// TestBufConnWarmsTheQueriesOfARead: the read that brings a batch hands the
+// Warmer the question of each query in it (the first, whose length the
+// loop has just read, and those after it), but a message of two questions,
+// and none past the end of what was read; a read that brings one query
+// warms nothing.
+func TestBufConnWarmsTheQueriesOfARead(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	raw, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &questions{}
+	c := &bufConn{TCPConn: raw.(*net.TCPConn), r: bufio.NewReaderSize(raw, tcpBuffer), warmer: w}
+	defer c.Close()
+	framed := func(names ...string) []byte {
+		m := new(dns.Msg)
+		for _, n := range names {
+			m.Question = append(m.Question, dns.Question{Name: n, Qtype: dns.TypeA, Qclass: dns.ClassINET})
+		}
+		b, err := m.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return append(binary.BigEndian.AppendUint16(nil, uint16(len(b))), b...)
+	}
+	question := func(name string) string {
+		b := make([]byte, 256)
+		n, _ := dns.PackDomainName(name, b, 0, nil, false)
+		return string(b[:n]) + "\x00\x01\x00\x01"
+	}
+	var batch []byte
+	for _, n := range [][]string{{"a.example."}, {"b.example."}, {"c.example.", "d.example."}, {"e.example."}} {
+		batch = append(batch, framed(n...)...)
+	}
+	batch = append(batch, framed("f.example.")[:9]...) // its length and part of it: not read whole
+	client.Write(batch)
+	var l [2]byte
+	c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.ReadFull(c, l[:]); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{question("a.example."), question("b.example."), question("e.example.")}
+	if fmt.Sprint(w.seen) != fmt.Sprint(want) {
+		t.Fatalf("warmed %q, want %q", w.seen, want)
+	}
+	// The rest of the batch, read from the buffer, warms nothing more;
+	// then one query alone warms nothing.
+	if _, err := io.ReadFull(c, make([]byte, len(batch)-2)); err != nil {
+		t.Fatal(err)
+	}
+	if c.r.Buffered() != 0 {
+		t.Fatalf("%d octets left in the buffer", c.r.Buffered())
+	}
+	w.seen = nil
+	client.Write(framed("g.example."))
+	if _, err := io.ReadFull(c, l[:]); err != nil {
+		t.Fatal(err)
+	}
+	if len(w.seen) != 0 {
+		t.Fatalf("one query alone warmed %q", w.seen)
 	}
 }
