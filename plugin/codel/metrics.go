@@ -46,7 +46,8 @@ type registry struct {
 }
 
 // stoppedCounts are the counters of a server's stopped instances: its
-// Stats with the gauges (queued, workers, states) left out, and its reads.
+// Stats with the gauges (queued, workers, states) left out, its reads and
+// its listeners' TCP accepts.
 type stoppedCounts struct {
 	stats   codel.Stats
 	reads   uint64
