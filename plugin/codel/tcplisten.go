@@ -79,6 +79,9 @@ func (c *Codel) listenTCP(s *dnsserver.Server) {
 		}
 		lns = append(lns, ln)
 	}
+	if !steersByCPU() {
+		log.Infof("TCP on %s: this kernel spreads connections by their hash, not by CPU (Linux 6.2 does): CoreDNS's listener takes its share", s.Addr)
+	}
 	if t.addrs == nil {
 		t.addrs = map[string]bool{}
 	}

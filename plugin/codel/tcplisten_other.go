@@ -15,3 +15,5 @@ func listenOnCPU(string, int) (net.Listener, error) {
 }
 
 func possibleCPUs() int { return 0 }
+
+func steersByCPU() bool { return false }
