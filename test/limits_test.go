@@ -190,6 +190,9 @@ func TestTCPConnectionsPerClient(t *testing.T) {
 // client at most; and a client that opens and closes 50 connections one
 // after another, beside two it holds, is refused none.
 func TestTCPClosedConnectionsFreeTheirSlotsAtOnce(t *testing.T) {
+	if !steersByCPU(t) {
+		t.Skip("before Linux 6.2 CoreDNS's listener takes a share of the connections, and finds closes out by asking the kernel")
+	}
 	s, refusals := startBounded(t, "tcp_per_client 3")
 	var held []net.Conn
 	for i := range 3 {
