@@ -22,7 +22,8 @@ import (
 // of 10 connections, 40 queries written at once, one written in two parts
 // a moment apart, and one longer than the buffer are all answered, each
 // with its own ID. codel_tcp_accepts_total counts the 10 connections. With
-// `socket off` CoreDNS's listener takes them, and answers the same; so it
+// `socket off` or `tcp_listeners off` CoreDNS's listener takes them, and
+// answers the same; so it
 // does with the proxyproto plugin, whose PROXY header (sent first on each
 // connection) codel's listeners would not read.
 func TestCodelListensForTCP(t *testing.T) {
@@ -33,6 +34,7 @@ func TestCodelListensForTCP(t *testing.T) {
 		{"bound", "127.0.0.1", "    codel\n", "", true},
 		{"every address", "", "    codel\n", "", true},
 		{"socket off", "127.0.0.1", "    codel {\n        socket off\n    }\n", "", false},
+		{"tcp_listeners off", "127.0.0.1", "    codel {\n        tcp_listeners off\n    }\n", "", false},
 		{"proxyproto", "127.0.0.1", "    proxyproto\n    codel\n", "PROXY TCP4 192.0.2.9 127.0.0.1 5300 53\r\n", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {

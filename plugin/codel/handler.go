@@ -20,14 +20,17 @@ import (
 
 // Codel hands UDP queries to its queue; a worker runs the rest of the chain.
 type Codel struct {
-	Next    plugin.Handler
-	q       *codel.Queue
-	drop    int          // the rcode a dropped query is answered with, or dropSilent
-	socket  bool         // read the servers' UDP sockets too (reader.go)
-	sockets int          // sockets of codel's own on each address, a reader each (attach)
-	now     func() int64 // the queue's clock
-	server  string
-	readers atomic.Pointer[[]*reader] // those reading now; none once stopped
+	Next   plugin.Handler
+	q      *codel.Queue
+	drop   int  // the rcode a dropped query is answered with, or dropSilent
+	socket bool // read the servers' UDP sockets too (reader.go)
+	// tcpListeners: take the servers' TCP connections on listeners of its
+	// own (tcplisten.go), where socket is on too.
+	tcpListeners bool
+	sockets      int          // sockets of codel's own on each address, a reader each (attach)
+	now          func() int64 // the queue's clock
+	server       string
+	readers      atomic.Pointer[[]*reader] // those reading now; none once stopped
 	// counted are every reader it started, stopped ones too: what they
 	// read stays in socket_reads_total (socketReads).
 	counted atomic.Pointer[[]*reader]
@@ -53,7 +56,9 @@ func (c *Codel) attach(s *dnsserver.Server) {
 	if !c.socket {
 		return
 	}
-	c.listenTCP(s)
+	if c.tcpListeners {
+		c.listenTCP(s)
+	}
 	r, addr, err := c.readerFor(s)
 	if err != nil {
 		log.Warningf("reading %s: %v; CoreDNS's reader serves it alone", s.Addr, err)

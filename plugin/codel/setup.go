@@ -33,7 +33,7 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error(pluginName, err)
 	}
 	config := dnsserver.GetConfig(c)
-	h := &Codel{drop: opts.drop, socket: opts.socket, sockets: opts.sockets, server: serverlabel.Of(config)}
+	h := &Codel{drop: opts.drop, socket: opts.socket, sockets: opts.sockets, tcpListeners: opts.tcpListeners, server: serverlabel.Of(config)}
 	cfg.Feed = h.feed
 	if opts.socket {
 		cfg.Local = func() codel.Local { return new(outbox) }
@@ -89,6 +89,7 @@ type options struct {
 	drop         int  // rcode for dropped queries, or dropSilent
 	socket       bool // read the UDP socket (default on)
 	sockets      int  // sockets of codel's own on each UDP address (default GOMAXPROCS)
+	tcpListeners bool // TCP listeners of codel's own, one a CPU (default on; tcplisten.go)
 	tcpPerClient int  // open TCP connections per client (an IPv4 address, an IPv6 /64); 0: no limit per client
 	tcpConns     int  // open TCP connections in all; 0: no limit at all
 }
@@ -117,6 +118,7 @@ const (
 //	    fifo
 //	    socket on|off
 //	    sockets N
+//	    tcp_listeners on|off
 //	    tcp_per_client N
 //	    tcp_conns N
 //	}
@@ -124,7 +126,7 @@ const (
 // where every setting, and the block, may be left out.
 func parse(c *caddy.Controller) (codel.Config, options, error) {
 	var cfg codel.Config
-	opts := options{drop: dropSilent, socket: true, sockets: runtime.GOMAXPROCS(0), tcpPerClient: defaultTCPPerClient, tcpConns: defaultTCPConns}
+	opts := options{drop: dropSilent, socket: true, sockets: runtime.GOMAXPROCS(0), tcpListeners: true, tcpPerClient: defaultTCPPerClient, tcpConns: defaultTCPConns}
 	i := 0
 	for c.Next() {
 		if i > 0 {
@@ -178,11 +180,11 @@ func parse(c *caddy.Controller) (codel.Config, options, error) {
 				default:
 					return cfg, opts, c.Errf("drop %q: want silent, refused or servfail", v)
 				}
-			case "socket":
+			case "socket", "tcp_listeners":
 				if v != "on" && v != "off" {
-					return cfg, opts, c.Errf("socket %q: want on or off", v)
+					return cfg, opts, c.Errf("%s %q: want on or off", key, v)
 				}
-				opts.socket = v == "on"
+				*map[string]*bool{"socket": &opts.socket, "tcp_listeners": &opts.tcpListeners}[key] = v == "on"
 			default:
 				return cfg, opts, c.Errf("unknown property %q", key)
 			}

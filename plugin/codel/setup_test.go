@@ -52,6 +52,8 @@ func TestParse(t *testing.T) {
 		{"codel {\n fifo\n}", true, nil},
 		{"codel {\n socket off\n}", true, nil},
 		{"codel {\n socket maybe\n}", false, nil},
+		{"codel {\n tcp_listeners off\n}", true, nil},
+		{"codel {\n tcp_listeners no\n}", false, nil},
 		{"codel extra", false, nil},
 		{"codel {\n target 0s\n}", false, nil},
 		{"codel {\n target soon\n}", false, nil},
@@ -75,6 +77,16 @@ func TestParse(t *testing.T) {
 		}
 		if c.want != nil {
 			c.want(t, cfg.Target, cfg.Interval, cfg.Deadline, cfg.Workers, cfg.MaxWorkers, cfg.Capacity, opts.drop)
+		}
+	}
+}
+
+// TestParseTCPListeners: on unless turned off.
+func TestParseTCPListeners(t *testing.T) {
+	for in, want := range map[string]bool{"codel": true, "codel {\n tcp_listeners off\n}": false, "codel {\n tcp_listeners on\n}": true} {
+		_, opts, err := parse(caddy.NewTestController("dns", in))
+		if err != nil || opts.tcpListeners != want {
+			t.Errorf("%q: tcp_listeners %v, %v; want %v", in, opts.tcpListeners, err, want)
 		}
 	}
 }
