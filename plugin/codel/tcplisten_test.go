@@ -14,6 +14,26 @@ import (
 	"github.com/ontimedns/ontime/internal/ahead"
 )
 
+// tcpPair returns the two ends of a TCP connection on 127.0.0.1: the
+// client's, and the server's.
+func tcpPair(t *testing.T) (net.Conn, *net.TCPConn) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	client, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return client, raw.(*net.TCPConn)
+}
+
 // TestBufConnHoldsABatchAndNothingElse serves a connection as miekg/dns's
 // loop does (read a length, read the message, write an answer) through a
 // bufConn: 30 messages the client wrote at once get their answers in two
@@ -22,20 +42,8 @@ import (
 // client goes out at once, held or not.
 func TestBufConnHoldsABatchAndNothingElse(t *testing.T) {
 	for _, coalesce := range []bool{true, false} {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		client, err := net.Dial("tcp", ln.Addr().String())
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw, err := ln.Accept()
-		ln.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		c := &bufConn{TCPConn: raw.(*net.TCPConn), r: bufio.NewReaderSize(raw, tcpBuffer), coalesce: coalesce}
+		client, raw := tcpPair(t)
+		c := &bufConn{TCPConn: raw, r: bufio.NewReaderSize(raw, tcpBuffer), coalesce: coalesce}
 		const n = 30
 		var batch []byte
 		for i := range n {
@@ -115,22 +123,10 @@ func (q *questions) Warm(note *ahead.Note, question []byte) {
 // and none past the end of what was read; a read that brings one query
 // warms nothing.
 func TestBufConnWarmsTheQueriesOfARead(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	client, err := net.Dial("tcp", ln.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	client, raw := tcpPair(t)
 	defer client.Close()
-	raw, err := ln.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
 	w := &questions{}
-	c := &bufConn{TCPConn: raw.(*net.TCPConn), r: bufio.NewReaderSize(raw, tcpBuffer), warmer: w}
+	c := &bufConn{TCPConn: raw, r: bufio.NewReaderSize(raw, tcpBuffer), warmer: w}
 	defer c.Close()
 	framed := func(names ...string) []byte {
 		m := new(dns.Msg)
