@@ -142,14 +142,10 @@ func (e *Encoder) keepTemplate(soa *dns.SOA) {
 		return
 	}
 	// The question lowercased, and its label starts, in the names'
-	// scratch (the message is packed; it is free).
+	// scratch (the message is packed; it is free), as index finds them.
 	t := &e.names
-	key := lowerWire(append(t.lower[:0], b[headerLen:qend]...))
-	nl := 0
-	for j := 0; key[j] != 0; j += int(key[j]) + 1 {
-		t.labels[nl] = uint8(j)
-		nl++
-	}
+	nl := t.index(b[headerLen:qend])
+	key := t.lower[:qend-headerLen]
 	// In the encoder's scratch: the owner's lowercased wire form, then,
 	// for each of the SOA's names below it, its label above it.
 	sc, err := appendName(e.scratch[:0], soa.Hdr.Name)
