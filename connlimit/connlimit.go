@@ -7,11 +7,12 @@
 // The server tells the Limiter of each connection when it accepts it
 // (Admit), and, where it can, when it closes it (Release): CoreDNS's
 // listener has a hook on accept and none on close. So the table holds
-// every connection admitted and not released, closed or not, and asks the
-// kernel which are still open only when it has to decide: when a client is at its limit, its own connections; when the
-// table is full, all of them (at most once a second). A connection counts
-// while the kernel holds it open on the server's side (Alive). The table
-// never holds more than its bound, whatever the number of clients.
+// every connection admitted and not released, closed or not, and asks
+// the kernel which are still open only when it has to decide: when a
+// client is at its limit, its own connections; when the table is full,
+// all of them (at most once a second). A connection counts while the
+// kernel holds it open on the server's side (Alive). The table never
+// holds more than its bound, whatever the number of clients.
 package connlimit
 
 import (

@@ -24,13 +24,13 @@ type Codel struct {
 	q      *codel.Queue
 	drop   int  // the rcode a dropped query is answered with, or dropSilent
 	socket bool // read the servers' UDP sockets too (reader.go)
-	// tcpListeners: take the servers' TCP connections on listeners of its
-	// own (tcplisten.go), where socket is on too.
-	tcpListeners bool
-	sockets      int          // sockets of codel's own on each address, a reader each (attach)
-	now          func() int64 // the queue's clock
-	server       string
-	readers      atomic.Pointer[[]*reader] // those reading now; none once stopped
+	// ownTCP: take the servers' TCP connections on listeners of its own
+	// (tcplisten.go), where socket is on too.
+	ownTCP  bool
+	sockets int          // sockets of codel's own on each address, a reader each (attach)
+	now     func() int64 // the queue's clock
+	server  string
+	readers atomic.Pointer[[]*reader] // those reading now; none once stopped
 	// counted are every reader it started, stopped ones too: what they
 	// read stays in socket_reads_total (socketReads).
 	counted atomic.Pointer[[]*reader]
@@ -56,7 +56,7 @@ func (c *Codel) attach(s *dnsserver.Server) {
 	if !c.socket {
 		return
 	}
-	if c.tcpListeners {
+	if c.ownTCP {
 		c.listenTCP(s)
 	}
 	r, addr, err := c.readerFor(s)

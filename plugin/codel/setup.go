@@ -33,7 +33,7 @@ func setup(c *caddy.Controller) error {
 		return plugin.Error(pluginName, err)
 	}
 	config := dnsserver.GetConfig(c)
-	h := &Codel{drop: opts.drop, socket: opts.socket, sockets: opts.sockets, tcpListeners: opts.tcpListeners, server: serverlabel.Of(config)}
+	h := &Codel{drop: opts.drop, socket: opts.socket, sockets: opts.sockets, ownTCP: opts.tcpListeners, server: serverlabel.Of(config)}
 	cfg.Feed = h.feed
 	if opts.socket {
 		cfg.Local = func() codel.Local { return new(outbox) }
