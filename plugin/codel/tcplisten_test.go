@@ -3,9 +3,11 @@ package codel
 import (
 	"bufio"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"testing"
 	"time"
 
@@ -174,5 +176,61 @@ func TestBufConnWarmsTheQueriesOfARead(t *testing.T) {
 	}
 	if len(w.seen) != 0 {
 		t.Fatalf("one query alone warmed %q", w.seen)
+	}
+}
+
+// TestBufConnTimesOutAsTheLastDeadlineSays: deadlines set while the next
+// message is in the buffer are kept, not given to the connection, yet the
+// read that waits for the client times out at the last one set; and one
+// set while a read waits (a shutdown's, in the past) ends it at once.
+func TestBufConnTimesOutAsTheLastDeadlineSays(t *testing.T) {
+	client, raw := tcpPair(t)
+	defer client.Close()
+	c := &bufConn{TCPConn: raw, r: bufio.NewReaderSize(raw, tcpBuffer)}
+	defer c.Close()
+	if _, err := client.Write([]byte{0, 1, 'a', 0, 1, 'b'}); err != nil {
+		t.Fatal(err)
+	}
+	// readWithin reads once more, waiting 3 s at most for the read to end.
+	readWithin := func() (time.Duration, error) {
+		start := time.Now()
+		done := make(chan error, 1)
+		go func() {
+			var b [8]byte
+			_, err := c.Read(b[:])
+			done <- err
+		}()
+		select {
+		case err := <-done:
+			return time.Since(start), err
+		case <-time.After(3 * time.Second):
+			t.Fatal("a read still waits after 3 s")
+			return 0, nil
+		}
+	}
+	first := time.Now().Add(time.Hour)
+	c.SetReadDeadline(first)
+	var msg [3]byte
+	if _, err := io.ReadFull(c, msg[:]); err != nil || msg[2] != 'a' {
+		t.Fatalf("the first message: %q, %v", msg, err)
+	}
+	c.SetReadDeadline(time.Now().Add(time.Minute))
+	if _, err := io.ReadFull(c, msg[:]); err != nil || msg[2] != 'b' {
+		t.Fatalf("the second message: %q, %v", msg, err)
+	}
+	if !c.set.Equal(first) {
+		t.Fatalf("the connection was given %v for a message in the buffer", c.set)
+	}
+	c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
+	if took, err := readWithin(); !errors.Is(err, os.ErrDeadlineExceeded) || took < 80*time.Millisecond {
+		t.Fatalf("a read that waits for the client: %v after %v, want the deadline's error after 100 ms", err, took)
+	}
+	c.SetReadDeadline(time.Now().Add(time.Hour))
+	go func() {
+		time.Sleep(100 * time.Millisecond)
+		c.SetReadDeadline(time.Unix(1, 0)) // as miekg/dns's shutdown ends reads
+	}()
+	if _, err := readWithin(); !errors.Is(err, os.ErrDeadlineExceeded) {
+		t.Fatalf("a read ended by a shutdown: %v", err)
 	}
 }
