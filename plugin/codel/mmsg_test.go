@@ -169,6 +169,8 @@ func holdOne(t *testing.T) (o *outbox, client *net.UDPConn, start int64) {
 // held for maxHold, and keeps what is younger for the batch.
 func TestHeldAnswersAreDue(t *testing.T) {
 	o, client, start := holdOne(t)
+	o.mu.Lock()
+	defer o.mu.Unlock()
 	o.due(start + int64(maxHold)/2)
 	if o.n != 1 {
 		t.Fatal("an answer younger than maxHold was sent before the batch filled")
@@ -178,6 +180,59 @@ func TestHeldAnswersAreDue(t *testing.T) {
 		t.Fatal("an answer held longer than maxHold was not sent")
 	}
 	readAnswer(t, client, "held")
+}
+
+// TestAnswersGoOutEagerlyAfterAnIdle: a worker that has not idled holds
+// its answers as before; one back from an idle of maxHold or more sends
+// the answers of its next batch (one read's worth) eagerAt at a time, and
+// then holds again; one back from a shorter idle holds.
+func TestAnswersGoOutEagerlyAfterAnIdle(t *testing.T) {
+	r, client := socketPair(t, "udp4", "127.0.0.1:0")
+	now := int64(1_000_000)
+	r.c.now = func() int64 { return now }
+	to := client.LocalAddr().(*net.UDPAddr).AddrPort()
+	o := new(outbox)
+	sent := 0
+	// serve serves n queries as a worker does, 1 µs apart, and returns
+	// what is held after them; flush then sends it, as the worker does
+	// when it finds nothing more to do.
+	serve := func(n int) int {
+		for i := range n {
+			o.before(false, now)
+			o.mu.Lock()
+			o.add(r, fmt.Appendf(nil, "answer %d", sent+i), to, netip.Addr{})
+			o.mu.Unlock()
+			now += int64(time.Microsecond)
+		}
+		sent += n
+		return o.n
+	}
+	if held := serve(20); held != 20 {
+		t.Fatalf("a busy worker holds %d of 20 answers, want all", held)
+	}
+	o.Flush()
+	now += 2 * int64(maxHold)
+	if held := serve(20); held != 20-2*eagerAt {
+		t.Fatalf("back from an idle of 2×maxHold, %d of 20 answers held, want %d", held, 20-2*eagerAt)
+	}
+	o.Flush()
+	now += int64(maxHold) / 2
+	if held := serve(20); held != 20 {
+		t.Fatalf("back from an idle of maxHold/2, %d of 20 answers held, want all", held)
+	}
+	o.Flush()
+	now += 2 * int64(maxHold)
+	if held := serve(batch + 8); held != 8 {
+		t.Fatalf("back from an idle, %d of %d answers held, want the 8 after a batch's", held, batch+8)
+	}
+	o.Flush()
+	buf := make([]byte, 64)
+	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	for i := range sent {
+		if k, err := client.Read(buf); err != nil || string(buf[:k]) != fmt.Sprintf("answer %d", i) {
+			t.Fatalf("answer %d: read %q, %v", i, buf[:k], err)
+		}
+	}
 }
 
 // TestHeldAnswersGoBeforeAQueryThatMayBlock: before a query whose server
