@@ -42,6 +42,9 @@ func (c *Cache) missedBefore(qh uint64) bool {
 }
 
 // ghost is the slot of the question of hash qh.
-func (c *Cache) ghost(qh uint64) *atomic.Uint32 {
-	return &c.ghosts[(qh>>32)&uint64(len(c.ghosts)-1)]
+func (c *Cache) ghost(qh uint64) *atomic.Uint32 { return ghostAt(c.ghosts, qh) }
+
+// ghostAt is the slot of the question of hash qh among ghosts.
+func ghostAt(ghosts []atomic.Uint32, qh uint64) *atomic.Uint32 {
+	return &ghosts[(qh>>32)&uint64(len(ghosts)-1)]
 }

@@ -135,12 +135,12 @@ type slot struct {
 // zone's lookup key, lowercased), the same form Warm is given. Every way
 // of asking the question (the name's case, the EDNS record) is placed in
 // the same set, and told apart there by its whole Key.
-func (c *Cache) Hash(key string, qtype uint16) uint64 {
+func Hash(key string, qtype uint16) uint64 {
 	return maphash.String(seed, key) + uint64(qtype)*0x9e3779b97f4a7c15
 }
 
-// seed is every Cache's: a question hashes the same in each, so a hash
-// taken with one Cache (warming) places it in another's Shared too.
+// seed is every Cache's: a question hashes the same in each, and the
+// same without one (warming).
 var seed = maphash.MakeSeed()
 
 // Find returns the answer kept for request r, which came over a stream

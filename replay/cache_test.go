@@ -18,7 +18,7 @@ func packed(n int, fill byte) []byte { return bytes.Repeat([]byte{fill}, n) }
 // zone's key is, but any form the same for every spelling will do).
 func find(c *Cache, r *dns.Msg, version uint64) *Answer {
 	q := r.Question[0]
-	return c.Find(r, false, c.Hash(strings.ToLower(q.Name), q.Qtype), version)
+	return c.Find(r, false, Hash(strings.ToLower(q.Name), q.Qtype), version)
 }
 
 // keep keeps wire as the answer to r, from version: a question is kept
@@ -312,7 +312,7 @@ func TestProbesThinWhereQuestionsComeBackAnotherWay(t *testing.T) {
 func TestStreamsAreKeptApart(t *testing.T) {
 	c := New(1024, new(Counts))
 	r := query("www.example.org.", dns.TypeTXT)
-	h := c.Hash("www.example.org.", dns.TypeTXT)
+	h := Hash("www.example.org.", dns.TypeTXT)
 	for range 2 {
 		c.Find(r, false, h, 1)
 	}

@@ -1,6 +1,7 @@
 package replay
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ontimedns/ontime/internal/ahead"
@@ -19,7 +20,19 @@ import (
 // server's time, nearly all of it waiting for the line. It writes
 // nothing.
 func (c *Cache) Warm(step int, qh uint64) (more bool) {
-	s := &c.sets[qh&c.mask]
+	return warm(c.sets, c.mask, c.ghosts, step, qh)
+}
+
+// Warm is Cache.Warm without a Cache: it reads only what the Caches of s
+// share, so a server warming a hand of queries need not take its P's
+// Cache for each step (a sync.Pool's get and put, two a query more).
+func (s *Shared) Warm(step int, qh uint64) (more bool) {
+	return warm(s.sets, s.mask, s.ghosts, step, qh)
+}
+
+// warm is Warm over a Shared's sets and ghosts.
+func warm(sets []set, mask uint64, ghosts []atomic.Uint32, step int, qh uint64) bool {
+	s := &sets[qh&mask]
 	switch step {
 	case 0:
 		ahead.Prefetch(uintptr(unsafe.Pointer(s)))
@@ -30,7 +43,7 @@ func (c *Cache) Warm(step int, qh uint64) (more bool) {
 			ahead.Prefetch(uintptr(unsafe.Pointer(p)) + 64)
 			return true
 		}
-		ahead.Prefetch(uintptr(unsafe.Pointer(c.ghost(qh))))
+		ahead.Prefetch(uintptr(unsafe.Pointer(ghostAt(ghosts, qh))))
 	case 2:
 		if p := s.of(qh); p != nil {
 			k := keptAt(p)

@@ -14,8 +14,8 @@ func TestWarmStepsUntilTheAnswer(t *testing.T) {
 	c := New(64, new(Counts))
 	r := query("www.example.org.", dns.TypeA)
 	keep(c, r, 1, packed(40, 1))
-	kept := c.Hash(strings.ToLower(r.Question[0].Name), dns.TypeA)
-	other := c.Hash("nx.example.org.", dns.TypeA)
+	kept := Hash(strings.ToLower(r.Question[0].Name), dns.TypeA)
+	other := Hash("nx.example.org.", dns.TypeA)
 	for step, want := range []bool{true, true, false} {
 		if more := c.Warm(step, kept); more != want {
 			t.Errorf("kept: step %d: more %v, want %v", step, more, want)

@@ -53,10 +53,11 @@ func (h *Handler) Warm(note *ahead.Note, question []byte) {
 		h.store.Warm(note, question)
 		return
 	}
-	c := h.replays.get()
-	defer h.replays.put(c)
 	if note.Step == 0 {
-		if c.Thin() { // few answers found lately: the lookup's path
+		c := h.replays.get()
+		thin := c.Thin() // few answers found lately: the lookup's path
+		h.replays.put(c)
+		if thin {
 			h.store.Warm(note, question)
 			return
 		}
@@ -66,10 +67,11 @@ func (h *Handler) Warm(note *ahead.Note, question []byte) {
 			note.Step = ahead.Done
 			return
 		}
-		note.W = c.Hash(k, binary.BigEndian.Uint16(question[len(question)-4:]))
+		note.W = replay.Hash(k, binary.BigEndian.Uint16(question[len(question)-4:]))
 		note.Step = replaySteps
 	}
-	if c.Warm(note.Step-replaySteps, note.W) {
+	// The steps read only what every P's Cache shares.
+	if h.replays.shared().Warm(note.Step-replaySteps, note.W) {
 		note.Step++
 		return
 	}
@@ -178,7 +180,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 			// no reader read only where it came over a stream (TCP): its
 			// answer is packed to 65,535 octets, and kept apart.
 			stream := hop.Life == nil
-			if ans := c.Find(r, stream, c.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
+			if ans := c.Find(r, stream, replay.Hash(probe.Key(), q.Qtype), z.Generation()); ans != nil {
 				replay.SetID(ans.Wire, r.Id)
 				if done, _ := pw.WritePacked(r, ans); done {
 					return dns.RcodeSuccess, nil
