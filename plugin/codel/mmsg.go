@@ -126,9 +126,10 @@ type outbox struct {
 
 	qnames nameRoom // the names of the questions its worker reads; that worker's alone, without mu
 
-	// idled: the worker flushed for want of queries (Flush) since its
-	// last query, taken at taken; eager: how many answers from now on go
-	// out eagerAt at a time (before).
+	// idled: the worker flushed for want of queries (Flush; or the
+	// queue's stall check did, inside a long query: rare) since its last
+	// query, taken at taken; eager: how many answers from now on go out
+	// eagerAt at a time (before).
 	idled bool
 	taken int64
 	eager int
