@@ -1,7 +1,6 @@
 package replay
 
 import (
-	"sync/atomic"
 	"unsafe"
 
 	"github.com/ontimedns/ontime/internal/ahead"
@@ -18,34 +17,24 @@ import (
 // warm; step 1 then fetches the question's ghost (admit.go), which its
 // miss reads: under a flood of new names that read was 6.6% of the
 // server's time, nearly all of it waiting for the line. It writes
-// nothing.
-func (c *Cache) Warm(step int, qh uint64) (more bool) {
-	return warm(c.sets, c.mask, c.ghosts, step, qh)
-}
-
-// Warm is Cache.Warm without a Cache: it reads only what the Caches of s
-// share, so a server warming a hand of queries need not take its P's
-// Cache for each step (a sync.Pool's get and put, two a query more).
+// nothing. It reads only what the Caches of s share, so a server warming
+// a hand of queries need not take its P's Cache for each step (a
+// sync.Pool's get and put, two a query more).
 func (s *Shared) Warm(step int, qh uint64) (more bool) {
-	return warm(s.sets, s.mask, s.ghosts, step, qh)
-}
-
-// warm is Warm over a Shared's sets and ghosts.
-func warm(sets []set, mask uint64, ghosts []atomic.Uint32, step int, qh uint64) bool {
-	s := &sets[qh&mask]
+	set := &s.sets[qh&s.mask]
 	switch step {
 	case 0:
-		ahead.Prefetch(uintptr(unsafe.Pointer(s)))
+		ahead.Prefetch(uintptr(unsafe.Pointer(set)))
 		return true
 	case 1:
-		if p := s.of(qh); p != nil {
+		if p := set.of(qh); p != nil {
 			ahead.Prefetch(uintptr(unsafe.Pointer(p)))
 			ahead.Prefetch(uintptr(unsafe.Pointer(p)) + 64)
 			return true
 		}
-		ahead.Prefetch(uintptr(unsafe.Pointer(ghostAt(ghosts, qh))))
+		ahead.Prefetch(uintptr(unsafe.Pointer(ghostAt(s.ghosts, qh))))
 	case 2:
-		if p := s.of(qh); p != nil {
+		if p := set.of(qh); p != nil {
 			k := keptAt(p)
 			for at, end := 128, headLen+k.keyLen()+k.wireLen(); at < end; at += 64 {
 				ahead.Prefetch(uintptr(unsafe.Pointer(p)) + uintptr(at))

@@ -40,7 +40,7 @@ type Handler struct {
 // Warm implements ahead.Warmer: a query codel will serve soon has its
 // answer fetched, where one is kept packed for its question, then the
 // zone it is checked against (the zone's version); its lookup's path
-// otherwise; a step a call (replay.Cache.Warm, then Store.WarmZone or
+// otherwise; a step a call (replay.Shared.Warm, then Store.WarmZone or
 // Store.Warm). Among 100,000 zones the zone of a kept answer, found
 // cold, cost the chain with replay 3% of its queries a second once the
 // store's origins were a table the lookup's warming fetches (bench/README.md).
