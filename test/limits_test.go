@@ -75,7 +75,7 @@ func TestTCPIdleTimeout(t *testing.T) {
 	m := new(dns.Msg)
 	m.SetQuestion("www.example.org.", dns.TypeA)
 	wire, _ := m.Pack()
-	framed := append([]byte{0, byte(len(wire))}, wire...)
+	framed := append(binary.BigEndian.AppendUint16(nil, uint16(len(wire))), wire...)
 	if _, err := conn.Write(append(framed, framed...)); err != nil {
 		t.Fatal(err)
 	}

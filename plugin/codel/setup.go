@@ -184,7 +184,11 @@ func parse(c *caddy.Controller) (codel.Config, options, error) {
 				if v != "on" && v != "off" {
 					return cfg, opts, c.Errf("%s %q: want on or off", key, v)
 				}
-				*map[string]*bool{"socket": &opts.socket, "tcp_listeners": &opts.tcpListeners}[key] = v == "on"
+				if key == "socket" {
+					opts.socket = v == "on"
+				} else {
+					opts.tcpListeners = v == "on"
+				}
 			default:
 				return cfg, opts, c.Errf("unknown property %q", key)
 			}
