@@ -34,12 +34,13 @@ test: test-deps
 	ONTIME_REQUIRE_KNOT=1 $(GO) test -count=1 -timeout 20m ./...
 	$(GO) test -count=1 -race -timeout 20m ./zonestore/... ./codel/ ./plugin/codel/ ./plugin/fastpack/ ./alias/... ./plugin/alias/ ./plugin/zonestore/ ./internal/gcpace/ ./internal/hugeheap/ ./internal/yield/ ./rrl/ ./plugin/rrl/ ./plugin/shardmetrics/ ./replay/ ./connlimit/ ./wire/ ./internal/swar/
 
-# dig: bench/lib.sh's answering asks each server for its SOA before it is loaded.
+# dig: bench/lib.sh's answering asks each server for its SOA before it is loaded;
+# dnssec-signzone (bind9-utils) signs the bench zone for SIGNED=nsec or nsec3.
 bench-deps:
 	@command -v knotd >/dev/null && command -v dnsperf >/dev/null && command -v bc >/dev/null && \
 		command -v gnuplot >/dev/null && command -v curl >/dev/null && command -v nsd >/dev/null && \
-		command -v dig >/dev/null || \
-		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot nsd dnsperf bc gnuplot-nox curl dnsutils >/dev/null; }
+		command -v dig >/dev/null && command -v dnssec-signzone >/dev/null || \
+		{ $(APT) update -qq && $(APT) install -y -qq --no-install-recommends knot nsd dnsperf bc gnuplot-nox curl dnsutils bind9-utils >/dev/null; }
 
 # Go benchmarks of the libraries and of the whole chain in process, then the
 # peer table: ontime, stock file, Knot DNS and NSD over loopback (bench/README.md).

@@ -41,6 +41,7 @@
 #   NAMES=20 SERVERS="full knot" bash bench/load.sh        # 20 names asked over and over
 #   FLOOD=50 SERVERS="full lookup knot" bash bench/load.sh # half the queries names that do not exist, each new
 #   LOADER=dnsperf DNSPERF_ARGS="-m tcp" SERVERS="full lookup knot" bash bench/load.sh # over TCP (the latency columns stay UDP's)
+#   SIGNED=nsec3 FLOOD=100 SERVERS="full lookup knot" bash bench/load.sh # the zone signed, DO on every query, a flood of new names
 #
 # BASE names a commit: "base" is then the full chain built from it, so that
 # a change is measured against what came before it in the same run; PATCH
@@ -105,6 +106,12 @@ LAT_SECS=${LAT_SECS:-3}
 BIND=${BIND-127.0.0.1}
 NAMES=${NAMES:-} # set: only the mix's first NAMES queries, repeated (a working set the caches hold)
 FLOOD=${FLOOD:-} # set: FLOOD in 100 queries a name never asked before, a random label under the apex (a random-subdomain flood)
+# SIGNED=nsec or nsec3: every server serves the zone signed by BIND's
+# dnssec-signzone (ECDSA P-256, a KSK and a ZSK; NSEC3 with no salt and no
+# extra iteration, as RFC 9276 advises), and every query asks with DO.
+# The signed zone is kept in bench/out and signed again when the zone changes.
+SIGNED=${SIGNED:-}
+case $SIGNED in "" | nsec | nsec3) ;; *) echo "SIGNED is nsec or nsec3"; exit 1 ;; esac
 cpus=$(nproc)
 hz=$(getconf CLK_TCK) # the clock ticks of /proc/PID/stat, a second
 cores() { # N: sets ncores, srv_cpus, load_pin and load_threads for N cores given to the server
@@ -167,6 +174,28 @@ if [ -n "$FLOOD" ]; then # loadgen writes six hex digits of the query's number o
 	awk -v p="$FLOOD" 'BEGIN { srand(1) } { if (rand() * 100 < p) print "_rand_.bench.example A"; else print }' "$queries" > "$out/queries-flood.txt"
 	queries=$out/queries-flood.txt
 fi
+zone=$out/db.bench
+if [ -n "$SIGNED" ]; then
+	command -v dnssec-signzone >/dev/null || { echo "need dnssec-signzone (make bench-deps installs it)"; exit 1; }
+	zone=$out/db.bench.$SIGNED
+	sum=$(md5sum < "$out/db.bench")
+	if [ ! -s "$zone" ] || [ "$(cat "$zone.sum" 2>/dev/null)" != "$sum" ]; then
+		echo "signing $out/db.bench with $SIGNED (about 20 s)"
+		rm -rf "$out/keys" && mkdir -p "$out/keys"
+		dnssec-keygen -q -K "$out/keys" -a ECDSAP256SHA256 -f KSK -n ZONE bench.example >/dev/null
+		dnssec-keygen -q -K "$out/keys" -a ECDSAP256SHA256 -n ZONE bench.example >/dev/null
+		nsec3=()
+		[ "$SIGNED" = nsec ] || nsec3=(-3 -)
+		dnssec-signzone -q -K "$out/keys" -d "$out/keys" -S -o bench.example -e +2592000 -f "$zone" "${nsec3[@]}" "$out/db.bench" >/dev/null
+		echo "$sum" > "$zone.sum"
+	fi
+	if [ "$LOADER" = loadgen ]; then
+		awk '{ print $1, $2, "do" }' "$queries" > "$out/queries-do.txt"
+		queries=$out/queries-do.txt
+	else
+		DNSPERF_ARGS="${DNSPERF_ARGS:-} -D"
+	fi
+fi
 
 pids=()
 cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; }
@@ -202,7 +231,7 @@ start_server() { # name -> starts it on $port, sets $pid
 		if [ "$name" = whoami ]; then # the ceiling: answers without looking anything up
 			printf ".:%d {\n${bind}    whoami\n}\n" "$port" > "$dir/Corefile"
 		else
-			printf ".:%d {\n${bind}    $plugins %s %s$block\n}\n" "$port" "$PWD/$out/db.bench" bench.example > "$dir/Corefile"
+			printf ".:%d {\n${bind}    $plugins %s %s$block\n}\n" "$port" "$PWD/$zone" bench.example > "$dir/Corefile"
 		fi
 		GOMAXPROCS=${PROCS:-$ncores} taskset -c $srv_cpus "$bin" -conf "$dir/Corefile" -quiet > "$dir/log" 2>&1 &
 		;;
@@ -220,7 +249,7 @@ start_server() { # name -> starts it on $port, sets $pid
 		local i
 		for i in $(seq 0 $((ncores - 1))); do
 			printf ".:%d {\n${bind}    prometheus 127.0.0.1:%d\n    $(codel_lines)\n    fastpack\n    zonestore %s %s\n}\n" \
-				"$port" $((port + 10 + i)) "$PWD/$out/db.bench" bench.example > "$dir/Corefile.$i"
+				"$port" $((port + 10 + i)) "$PWD/$zone" bench.example > "$dir/Corefile.$i"
 		done
 		(
 			trap 'kill $(jobs -p) 2>/dev/null' TERM
@@ -249,7 +278,7 @@ log:
     any: error
 zone:
   - domain: bench.example
-    file: $PWD/$out/db.bench
+    file: $PWD/$zone
     zonefile-sync: -1
     journal-content: none
 EOC
@@ -276,7 +305,7 @@ remote-control:
     control-enable: no
 zone:
     name: bench.example
-    zonefile: "$PWD/$out/db.bench"
+    zonefile: "$PWD/$zone"
 EOC
 		# -d: stay in the foreground, so that $! is the server to kill.
 		taskset -c $srv_cpus nsd -d -c "$dir/nsd.conf" > "$dir/log" 2>&1 &
@@ -365,7 +394,7 @@ for round in $(seq "$ROUNDS"); do
 done
 
 {
-echo "$HOSTS-host zone$([ -n "$NAMES" ] && echo ", the mix's first $NAMES queries over and over"), ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server (of $cpus)$([ "$CORES" = 1 ] && [ "$cpus" = 2 ] && echo ", $LOADER on the other")"
+echo "$HOSTS-host zone$([ -n "$SIGNED" ] && echo " signed with $SIGNED, DO on every query")$([ -n "$FLOOD" ] && echo ", $FLOOD in 100 queries new names")$([ -n "$NAMES" ] && echo ", the mix's first $NAMES queries over and over"), ${SECS}s per run, $ROUNDS rounds interleaved, $CORES core(s) for the server (of $cpus)$([ "$CORES" = 1 ] && [ "$cpus" = 2 ] && echo ", $LOADER on the other")"
 echo "full: ontime's chain (prometheus, codel, fastpack, zonestore); file, whoami: stock CoreDNS; floor: bench/floor -batch 32"
 case " $SERVERS " in *" lookup "*) echo "lookup: the full chain with zonestore's replay 0 (every answer looked up and packed, none kept)" ;; esac
 case " $SERVERS " in *" split "*) echo "split: ontime's chain as a process a core (GOMAXPROCS=1 each, on its own CPU), all on one port" ;; esac

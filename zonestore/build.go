@@ -737,8 +737,13 @@ func (b *Builder) dnssec(z *Zone) error {
 			}
 		}
 		sort.Slice(z.nsec, func(i, j int) bool { return z.nsec[i].sortKey < z.nsec[j].sortKey })
+		z.nsecOrigin = string(appendSortKey(nil, z.originKey))
+		z.nsecPrefix = make([]uint64, len(z.nsec))
+		for i, n := range z.nsec {
+			z.nsecPrefix[i] = z.nsecPrefixOf(n.sortKey)
+		}
 	} else {
-		z.nsec = b.base.nsec
+		z.nsec, z.nsecPrefix, z.nsecOrigin = b.base.nsec, b.base.nsecPrefix, b.base.nsecOrigin
 	}
 
 	if len(b.nsec3) == 0 {
@@ -755,6 +760,12 @@ func (b *Builder) dnssec(z *Zone) error {
 		z.n3p = &dns.NSEC3PARAM{Hash: r.Hash, Iterations: r.Iterations, SaltLength: r.SaltLength, Salt: r.Salt}
 	}
 	z.n3salt = saltOf(z.n3p)
+	for i, n := range b.nsec3 {
+		if b.base == nil || b.nsec3Owned[n] { // the rest are the last version's, homed then
+			b.pace.Tick()
+			b.nsec3[i] = homeNSEC3(n, b.origin, z.n3p.Salt)
+		}
+	}
 	z.nsec3Prefix = make([]uint64, len(z.nsec3))
 	for i, n := range z.nsec3 {
 		z.nsec3Prefix[i] = nsec3Prefix(n.hash)

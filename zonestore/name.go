@@ -209,7 +209,12 @@ func appendSortKey(dst []byte, wireKey string) []byte {
 	}
 	for j := n - 1; j >= 0; j-- {
 		o := offs[j]
-		for _, c := range []byte(wireKey[o+1 : o+1+int(wireKey[o])]) {
+		label := wireKey[o+1 : o+1+int(wireKey[o])]
+		if strings.IndexByte(label, 0) < 0 { // nearly every label: copied whole
+			dst = append(append(dst, label...), 0, 1)
+			continue
+		}
+		for _, c := range []byte(label) {
 			if c == 0 {
 				dst = append(dst, 0, 0xFF)
 			} else {

@@ -47,6 +47,21 @@ func TestSortKeyIsCanonicalOrder(t *testing.T) {
 	}
 }
 
+// TestSortKeyOrdersZeroOctets: a label's zero octets, which its sort key
+// escapes, sort as RFC 4034 orders octets: below every other, a label
+// before its extensions, and a name before its descendants.
+func TestSortKeyOrdersZeroOctets(t *testing.T) {
+	names := []string{"example.", "a.example.", `b.a.example.`, `\000.b.a.example.`, `a\000.example.`, `x.a\000.example.`,
+		`a\000\000.example.`, `a\000\001.example.`, `a\001.example.`, `a\001\000.example.`, `ab.example.`, `\000a.ab.example.`}
+	for i := 1; i < len(names); i++ {
+		a, _ := key(names[i-1])
+		b, _ := key(names[i])
+		if bytes.Compare(appendSortKey(nil, a), appendSortKey(nil, b)) >= 0 {
+			t.Errorf("%q does not sort before %q", names[i-1], names[i])
+		}
+	}
+}
+
 func BenchmarkKey(b *testing.B) {
 	var buf [256]byte
 	b.ReportAllocs()

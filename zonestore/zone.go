@@ -30,6 +30,10 @@ type Zone struct {
 	// DNSSEC, when the zone is pre-signed.
 	nsec  []*node      // nodes that own an NSEC, in canonical order
 	nsec3 []*nsec3Node // NSEC3 records, by hashed owner
+	// nsecPrefix is nsecPrefixOf each of nsec's sort keys, in its order;
+	// nsecOrigin the origin's sort key, which starts every one of them.
+	nsecPrefix []uint64
+	nsecOrigin string
 	// nsec3Prefix is nsec3Prefix of each of nsec3's hashes, in its order.
 	nsec3Prefix []uint64
 	n3p         *dns.NSEC3PARAM
