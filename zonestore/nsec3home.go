@@ -16,7 +16,7 @@ import (
 //
 // nsec3Home moves a node, its record and its one signature into a single
 // allocation, their strings into its tail: a denial reads a few lines in
-// a row (bench/README.md, 2026-12-06: the signed flood 1.10x the queries
+// a row (bench/README.md, 2026-12-06: the NSEC3 flood 1.09x the queries
 // a second). Nothing about the records changes but where they are: they
 // are copies, their strings equal, and no one writes them.
 type nsec3Home struct {
