@@ -170,18 +170,18 @@ func (l *bufListener) Accept() (net.Conn, error) {
 }
 
 // bufConn reads through its buffer, and, where the server's plugins only
-// compute (coalesce: onlyComputes), holds the answers to queries read
-// together, to write them at once: a client that pipelines 40 queries
-// gets their answers in two writes, where each took a system call of its
-// own. An answer is held only while the buffer holds more of what the
-// client sent (read by the last Read, not yet by the server's loop): the
-// loop is serving a batch and will read again without blocking. When a
-// Read takes the last octets, what is held goes out, before the last
-// query of the batch is served, and answers go out at once until the next
-// batch, so that one written while the loop waits for the client (from
-// another goroutine, later) is never held. Where a plugin may wait in
-// place (alias, for its lookup), nothing is held: the answers before it
-// would wait with it.
+// compute (coalesce: onlyComputes), holds the answers to the queries it
+// reads until the server's loop comes back for what the client sends
+// next, past what the buffer holds: a client that pipelines 40 queries
+// gets their answers in one write, where each took a system call of its
+// own. The loop serves a query to its end before it reads again, so an
+// answer goes out only after its handler returned: one that replay keeps
+// is kept before the client can see it, and a query the client sends
+// then, on any connection, finds it (over UDP, codel's outbox holds
+// answers likewise). Once the loop waits for the client, answers go out
+// at once, so that one written then (from another goroutine, later) is
+// never held. Where a plugin may wait in place (alias, for its lookup),
+// nothing is held: the answers before it would wait with it.
 type bufConn struct {
 	*net.TCPConn
 	r        *bufio.Reader
@@ -202,22 +202,21 @@ type bufConn struct {
 }
 
 func (c *bufConn) Read(b []byte) (int, error) {
+	var werr error
 	fill := c.r.Buffered() == 0
 	if fill {
-		c.beginRead()
+		werr = c.beginRead()
 	}
 	n, err := c.r.Read(b)
 	if fill && n == 2 && c.warmer != nil {
 		c.warmBatch(b[:2])
 	}
 	c.mu.Lock()
-	defer c.mu.Unlock()
 	c.reading = false
-	c.holding = c.coalesce && c.r.Buffered() > 0
-	if !c.holding && len(c.out) > 0 {
-		if werr := c.flush(); err == nil {
-			err = werr
-		}
+	c.holding = c.coalesce
+	c.mu.Unlock()
+	if err == nil {
+		err = werr
 	}
 	return n, err
 }
@@ -255,17 +254,21 @@ func (c *bufConn) SetReadDeadline(t time.Time) error {
 	return c.TCPConn.SetReadDeadline(t)
 }
 
-// beginRead gives the connection the deadline last set, before a read
-// that reaches it: from here until Read returns, a deadline set goes to
-// the connection at once.
-func (c *bufConn) beginRead() {
+// beginRead writes what is held and gives the connection the deadline
+// last set, before a read that reaches it: from here until Read returns,
+// an answer written goes out and a deadline set goes to the connection at
+// once.
+func (c *bufConn) beginRead() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	c.holding = false
+	werr := c.flush()
 	c.reading = true
 	if !c.deadline.Equal(c.set) {
 		c.set = c.deadline
 		c.TCPConn.SetReadDeadline(c.deadline)
 	}
+	return werr
 }
 
 // tcpWarmed is how many queries of a read are warmed together.

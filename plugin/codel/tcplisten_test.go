@@ -38,10 +38,12 @@ func tcpPair(t *testing.T) (net.Conn, *net.TCPConn) {
 
 // TestBufConnHoldsABatchAndNothingElse serves a connection as miekg/dns's
 // loop does (read a length, read the message, write an answer) through a
-// bufConn: 30 messages the client wrote at once get their answers in two
-// writes where answers may be held (coalesce), in 30 where not; and an
-// answer written from another goroutine while the loop waits for the
-// client goes out at once, held or not.
+// bufConn: 30 messages the client wrote at once get their answers in one
+// write where answers may be held (coalesce), in 30 where not; none of
+// them, the last one's included, reaches the client before the loop comes
+// back to read (so an answer is kept by replay before a client sees it);
+// and an answer written from another goroutine while the loop waits for
+// the client goes out at once, held or not.
 func TestBufConnHoldsABatchAndNothingElse(t *testing.T) {
 	for _, coalesce := range []bool{true, false} {
 		client, raw := tcpPair(t)
@@ -55,6 +57,7 @@ func TestBufConnHoldsABatchAndNothingElse(t *testing.T) {
 			t.Fatal(err)
 		}
 		served := make(chan error, 1)
+		readAgain := make(chan struct{})
 		go func() {
 			for range n {
 				var l [2]byte
@@ -71,12 +74,23 @@ func TestBufConnHoldsABatchAndNothingElse(t *testing.T) {
 				c.Write(append(l[:], m...))
 			}
 			served <- nil
+			<-readAgain
 			var l [2]byte
 			io.ReadFull(c, l[:]) // waits for the client, which sends nothing
 		}()
-		client.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if err := <-served; err != nil {
+			t.Fatal(err)
+		}
+		// Every query served, the loop not back yet: held, nothing sent.
+		client.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		got := make([]byte, 5*n)
-		if _, err := io.ReadFull(client, got); err != nil {
+		k, _ := io.ReadFull(client, got)
+		if held := k == 0; held != coalesce {
+			t.Fatalf("coalesce %v: %d octets reached the client before the loop read again", coalesce, k)
+		}
+		close(readAgain)
+		client.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, err := io.ReadFull(client, got[k:]); err != nil {
 			t.Fatalf("coalesce %v: %v", coalesce, err)
 		}
 		for i := range n {
@@ -84,13 +98,10 @@ func TestBufConnHoldsABatchAndNothingElse(t *testing.T) {
 				t.Fatalf("coalesce %v: answer %d is %q", coalesce, i, a)
 			}
 		}
-		if err := <-served; err != nil {
-			t.Fatal(err)
-		}
 		c.mu.Lock()
 		writes := c.writes
 		c.mu.Unlock()
-		if want := map[bool]int{true: 2, false: n}[coalesce]; writes != want {
+		if want := map[bool]int{true: 1, false: n}[coalesce]; writes != want {
 			t.Errorf("coalesce %v: %d answers in %d writes, want %d", coalesce, n, writes, want)
 		}
 		// The loop waits for the client now: an answer from elsewhere
