@@ -27,8 +27,8 @@ type nsec3Home struct {
 // nsec3Text is the room for the hash label, the owner, the next hash and
 // the signature: an ECDSA or Ed25519 signature (88 octets of base64) with
 // an owner of up to 88 octets, for a home of 512 octets, a size class of
-// its own. Longer text (an RSA signature) gets an allocation of its own
-// after the parts.
+// its own. Longer text (an RSA signature) and the parts are then two
+// allocations.
 const nsec3Text = 512 - int(unsafe.Sizeof(nsec3Parts{}))
 
 type nsec3Parts struct {
