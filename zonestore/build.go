@@ -745,6 +745,9 @@ func (b *Builder) dnssec(z *Zone) error {
 	} else {
 		z.nsec, z.nsecPrefix, z.nsecOrigin = b.base.nsec, b.base.nsecPrefix, b.base.nsecOrigin
 	}
+	if len(z.nsec) > 0 {
+		z.apexWildcard = z.coverNSEC(wildcardKey(z.apex.key))
+	}
 
 	if len(b.nsec3) == 0 {
 		return nil
@@ -780,5 +783,6 @@ func (b *Builder) dnssec(z *Zone) error {
 	if z.findNSEC3(z.apex.nsec3Hash) == nil {
 		return b.errorf(0, "NSEC3 chain has no record for the apex (NSEC3PARAM %s)", z.n3p.String())
 	}
+	z.apexWildcard3 = z.coverWildcard(z.apex.key)
 	return nil
 }

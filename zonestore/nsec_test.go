@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/miekg/dns"
 )
 
 // TestNSECSearchIsSortSearch: the first node of an NSEC chain whose sort
@@ -79,5 +81,79 @@ func TestNSECSearchIsSortSearch(t *testing.T) {
 				t.Fatalf("origin %s, %q: at %d, want %d", origin, sk, got, want)
 			}
 		}
+	}
+}
+
+// TestApexWildcardCoverIsFoundAgain: the NSEC and NSEC3 records that
+// cover the apex's wildcard, found when a version is built, are those a
+// search finds, and an edit that puts a record between finds it: the
+// proof a name under the apex does not exist names it.
+func TestApexWildcardCoverIsFoundAgain(t *testing.T) {
+	rr := func(s string) dns.RR {
+		r, err := dns.NewRR(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	signed, err := ParseFile("../testdata/zones/signed.test.zone", "signed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := signed.coverNSEC(wildcardKey(signed.apex.key)); signed.apexWildcard == nil || signed.apexWildcard != want {
+		t.Fatalf("signed.test: the apex's wildcard covered by %v, want %v", signed.apexWildcard, want)
+	}
+	// "\000" sorts after the apex and before "*": its NSEC covers the wildcard now.
+	b := signed.Edit()
+	must(t, b.Add(rr(`\000.signed.test. 300 IN NSEC tlsa._443._tcp.signed.test. A RRSIG NSEC`), 0))
+	must(t, b.Add(rr(`\000.signed.test. 300 IN RRSIG NSEC 13 3 300 20460101000000 20260101000000 7260 signed.test. Ddvut133NDa3cevcO1Ir/qV0WeBmnf+Cs6BAn5Wey6BseijkIkPQ4kgCgy75xbDPE8hsgKzbHjjUben9B80tJg==`), 0))
+	must(t, b.Add(rr(`\000.signed.test. 300 IN A 192.0.2.99`), 0))
+	next, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := next.apexWildcard; n == nil || n.key != mustKey(t, `\000.signed.test.`) || n != next.coverNSEC(wildcardKey(next.apex.key)) {
+		t.Fatalf("after the edit, the apex's wildcard covered by %v, want \\000.signed.test.'s", n)
+	}
+	if signed.apexWildcard == next.apexWildcard {
+		t.Fatal("the version before the edit changed its cover")
+	}
+	res := next.Lookup("nothere-at-all.signed.test.", dns.TypeA, true)
+	found := false
+	for _, x := range res.Ns {
+		found = found || x.Header().Name == `\000.signed.test.` && x.Header().Rrtype == dns.TypeNSEC
+	}
+	if !found {
+		t.Fatalf("a name under the apex denied with %v, want the new NSEC among them", res.Ns)
+	}
+
+	z3, err := ParseFile("../testdata/zones/nsec3.test.zone", "nsec3.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := z3.coverWildcard(z3.apex.key); z3.apexWildcard3 == nil || z3.apexWildcard3 != want {
+		t.Fatalf("nsec3.test: the apex's wildcard covered by %v, want %v", z3.apexWildcard3, want)
+	}
+	// An NSEC3 record whose hash sorts just before the wildcard's covers it now.
+	h := []byte(z3.hash(wildcardKey(z3.apex.key)))
+	h[len(h)-1]--
+	owner := string(h) + ".nsec3.test."
+	b3 := z3.Edit()
+	must(t, b3.Add(rr(owner+` 300 IN NSEC3 1 1 0 CAFE `+string(h)+` A RRSIG`), 0))
+	must(t, b3.Add(rr(owner+` 300 IN RRSIG NSEC3 13 3 300 20460101000000 20260101000000 36357 nsec3.test. gTCeooBpax/WyofFWVcGSl076eQqc13WyjPJSrlyOev4UuTf+6MRD6Rq9+xGCm966p4JKujjqAbizIOhC/W6pw==`), 0))
+	next3, err := b3.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := next3.apexWildcard3; n == nil || n.hash != string(h) || n != next3.coverWildcard(next3.apex.key) {
+		t.Fatalf("after the edit, the apex's wildcard covered by %v, want %s's", n, h)
+	}
+	res = next3.Lookup("nothere-at-all.nsec3.test.", dns.TypeA, true)
+	found = false
+	for _, x := range res.Ns {
+		found = found || strings.EqualFold(x.Header().Name, owner) && x.Header().Rrtype == dns.TypeNSEC3
+	}
+	if !found {
+		t.Fatalf("a name under the apex denied with %v, want the new NSEC3 among them", res.Ns)
 	}
 }

@@ -34,6 +34,11 @@ type Zone struct {
 	// nsecOrigin the origin's sort key, which starts every one of them.
 	nsecPrefix []uint64
 	nsecOrigin string
+	// apexWildcard and apexWildcard3 cover the apex's wildcard in the
+	// NSEC and NSEC3 chains (wildcardCover, wildcardCover3); nil where
+	// the chain is empty.
+	apexWildcard  *node
+	apexWildcard3 *nsec3Node
 	// nsec3Prefix is nsec3Prefix of each of nsec3's hashes, in its order.
 	nsec3Prefix []uint64
 	n3p         *dns.NSEC3PARAM
