@@ -87,13 +87,7 @@ func TestEditKeepsDerivedStateRight(t *testing.T) {
 	}
 	expect(z, "deep.sub.example.org.", dns.TypeA, dns.RcodeSuccess, true, 0) // empty non-terminal
 
-	rr := func(s string) dns.RR {
-		r, err := dns.NewRR(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	rr := func(s string) dns.RR { return mustRR(t, s) }
 	step := func(z *Zone, serial uint32, del []string, add []string) *Zone {
 		t.Helper()
 		b := z.Edit()

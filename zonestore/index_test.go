@@ -59,13 +59,7 @@ func TestIndexHoldsEveryName(t *testing.T) {
 		holdsTheMap(t, z)
 	}
 
-	rr := func(s string) dns.RR {
-		r, err := dns.NewRR(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	rr := func(s string) dns.RR { return mustRR(t, s) }
 	z := big
 	for step, edit := range []struct{ del, add []string }{
 		{add: []string{"new.a.b." + workload.Origin + " 300 A 192.0.2.1", "sub." + workload.Origin + " 300 NS ns.sub." + workload.Origin, "ns.sub." + workload.Origin + " 300 A 192.0.2.2"}},

@@ -135,13 +135,7 @@ func TestEditHomesTheNSEC3ItChanges(t *testing.T) {
 // a bitmap of more types than the home holds is the record's own. A record
 // with two signatures (a key rolling) is left as it is.
 func TestNSEC3HomeAllocations(t *testing.T) {
-	rr := func(s string) dns.RR {
-		r, err := dns.NewRR(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	rr := func(s string) dns.RR { return mustRR(t, s) }
 	const owner = "0ICNK1Q8CI5MGDS7GVJV1PP7E7TR9VDN.nsec3.test."
 	n3 := rr(owner + " 300 IN NSEC3 1 0 0 - 0P9MHAVEQVM6T7VBL5LOP2U3T2RP3TOM A RRSIG").(*dns.NSEC3)
 	wide := rr(owner + " 300 IN NSEC3 1 0 0 - 0P9MHAVEQVM6T7VBL5LOP2U3T2RP3TOM A NS SOA MX TXT AAAA RRSIG DNSKEY NSEC3PARAM CAA").(*dns.NSEC3)

@@ -89,13 +89,7 @@ func TestNSECSearchIsSortSearch(t *testing.T) {
 // search finds, and an edit that puts a record between finds it: the
 // proof a name under the apex does not exist names it.
 func TestApexWildcardCoverIsFoundAgain(t *testing.T) {
-	rr := func(s string) dns.RR {
-		r, err := dns.NewRR(s)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return r
-	}
+	rr := func(s string) dns.RR { return mustRR(t, s) }
 	signed, err := ParseFile("../testdata/zones/signed.test.zone", "signed.test")
 	if err != nil {
 		t.Fatal(err)

@@ -125,3 +125,13 @@ func must(t testing.TB, err error) {
 		t.Fatal(err)
 	}
 }
+
+// mustRR is the record s, in a zone file's presentation.
+func mustRR(t testing.TB, s string) dns.RR {
+	t.Helper()
+	r, err := dns.NewRR(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
