@@ -771,7 +771,7 @@ func (b *Builder) dnssec(z *Zone) error {
 	}
 	z.nsec3Prefix = make([]uint64, len(z.nsec3))
 	for i, n := range z.nsec3 {
-		z.nsec3Prefix[i] = nsec3Prefix(n.hash)
+		z.nsec3Prefix[i] = prefix8(n.hash)
 	}
 	rehashAll := b.base == nil || b.base.n3p == nil || b.base.n3p.String() != z.n3p.String()
 	for k, n := range b.nodes {

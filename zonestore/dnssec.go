@@ -51,25 +51,39 @@ func saltOf(p *dns.NSEC3PARAM) *[]byte {
 	return &b
 }
 
-// nsec3Prefix is the first eight octets of an NSEC3 owner's hash label,
-// big-endian, zero-padded: a number that never decreases as the labels
-// sort (the order of z.nsec3), searched in a flat array (z.nsec3Prefix)
-// rather than through each record's pointer and its label's.
-func nsec3Prefix(h string) uint64 {
+// prefix8 is the first eight octets of s, big-endian, zero-padded: a
+// number that never decreases as strings sort, so that a chain sorted by
+// its keys (the NSEC3 records by hash label, the NSEC chain by sort key)
+// is searched in a flat array of its keys' prefixes (z.nsec3Prefix,
+// z.nsecPrefix) rather than through each entry's pointer and its key's.
+func prefix8(s string) uint64 {
 	var b [8]byte
-	copy(b[:], h)
+	copy(b[:], s)
 	return binary.BigEndian.Uint64(b[:])
+}
+
+// searchPrefixed returns the first index of a sorted chain at which past
+// holds: past(i) says that the chain's key i sorts after the target (or
+// at it), and holds from some index on. prefixes are prefix8 of the
+// chain's keys, p the target's. Only the keys whose prefix is p, which
+// the prefixes do not order, are compared; they are found by galloping
+// from the first, near it in the array: they are few, but need not be
+// (the names of a zone may share eight octets).
+func searchPrefixed(prefixes []uint64, p uint64, past func(i int) bool) int {
+	lo, _ := slices.BinarySearch(prefixes, p) // every key before lo sorts before the target
+	known, probe := lo, lo                    // every prefix in [lo, known) is p; the one at probe, if any, above it
+	for step := 1; probe < len(prefixes) && prefixes[probe] == p; step *= 2 {
+		known, probe = probe+1, probe+step
+	}
+	probe = min(probe, len(prefixes))
+	hi := known + sort.Search(probe-known, func(i int) bool { return prefixes[known+i] > p })
+	return lo + sort.Search(hi-lo, func(i int) bool { return past(lo + i) })
 }
 
 // nsec3At returns the index of the first NSEC3 whose hash label is h or
 // sorts after it, len(z.nsec3) where none does.
 func (z *Zone) nsec3At(h string) int {
-	p := nsec3Prefix(h)
-	i, _ := slices.BinarySearch(z.nsec3Prefix, p) // the first at p or above: every one before sorts before h
-	for i < len(z.nsec3) && z.nsec3Prefix[i] == p && z.nsec3[i].hash < h {
-		i++
-	}
-	return i
+	return searchPrefixed(z.nsec3Prefix, prefix8(h), func(i int) bool { return z.nsec3[i].hash >= h })
 }
 
 // findNSEC3 returns the NSEC3 whose owner hash is h, or nil.
@@ -137,29 +151,18 @@ func (z *Zone) coverNSEC(k string) *node {
 	return z.nsec[i-1]
 }
 
-// nsecPrefixOf is the eight octets of a sort key of the zone's after the
-// origin's (every key in the zone starts with those), big-endian,
-// zero-padded: a number that never decreases as the keys sort (the order
-// of z.nsec), searched in a flat array (z.nsecPrefix) rather than through
-// each node's pointer and its key's, cache misses at every step where the
-// chain is long (a flood of names that do not exist: bench/README.md).
-func (z *Zone) nsecPrefixOf(sk string) uint64 {
-	var b [8]byte
-	copy(b[:], sk[len(z.nsecOrigin):])
-	return binary.BigEndian.Uint64(b[:])
-}
+// nsecPrefixOf is prefix8 of a sort key of the zone's after the origin's,
+// which starts every one of them.
+func (z *Zone) nsecPrefixOf(sk string) uint64 { return prefix8(sk[len(z.nsecOrigin):]) }
 
 // nsecAfter returns the index of the first node of the NSEC chain whose
-// sort key sorts after sk, len(z.nsec) where none does. Only the keys
-// with sk's prefix, which the prefixes do not order, are compared.
+// sort key sorts after sk, len(z.nsec) where none does.
 func (z *Zone) nsecAfter(sk string) int {
+	after := func(i int) bool { return z.nsec[i].sortKey > sk }
 	if !strings.HasPrefix(sk, z.nsecOrigin) { // no name of the zone's: no prefix to compare
-		return sort.Search(len(z.nsec), func(i int) bool { return z.nsec[i].sortKey > sk })
+		return sort.Search(len(z.nsec), after)
 	}
-	p := z.nsecPrefixOf(sk)
-	lo, _ := slices.BinarySearch(z.nsecPrefix, p)
-	hi := lo + sort.Search(len(z.nsecPrefix)-lo, func(i int) bool { return z.nsecPrefix[lo+i] > p })
-	return lo + sort.Search(hi-lo, func(i int) bool { return z.nsec[lo+i].sortKey > sk })
+	return searchPrefixed(z.nsecPrefix, z.nsecPrefixOf(sk), after)
 }
 
 // proof collects the NSEC and NSEC3 records of one answer, each once.

@@ -69,7 +69,7 @@ func TestNSEC3SearchIsSortSearch(t *testing.T) {
 	z := &Zone{}
 	for _, h := range hashes {
 		z.nsec3 = append(z.nsec3, &nsec3Node{hash: h})
-		z.nsec3Prefix = append(z.nsec3Prefix, nsec3Prefix(h))
+		z.nsec3Prefix = append(z.nsec3Prefix, prefix8(h))
 	}
 	probes := append([]string{"", "0", "00000000000000000000000000000000", "VVVVVVVVVVVVVVVVVVVVVVVVVVVVVVVV", "W"}, hashes...)
 	for _, h := range hashes {

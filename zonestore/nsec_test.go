@@ -1,6 +1,7 @@
 package zonestore
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"sort"
@@ -48,6 +49,9 @@ func TestNSECSearchIsSortSearch(t *testing.T) {
 		for range 60 { // a shared first eight, shorter names, children
 			p := "customer"[:1+r.IntN(8)] + label(r.IntN(3))
 			names = append(names, under(p), under(p+label(4)), under(p+label(4)), under(label(3)+"."+p), under(p+"-"))
+		}
+		for i := range 300 { // many sharing their first eight: the search gallops through them
+			names = append(names, under(fmt.Sprintf("customer-%03d", i)))
 		}
 		z := &Zone{originKey: mustKey(t, origin)}
 		z.nsecOrigin = string(appendSortKey(nil, z.originKey))

@@ -39,7 +39,7 @@ type Zone struct {
 	// the chain is empty.
 	apexWildcard  *node
 	apexWildcard3 *nsec3Node
-	// nsec3Prefix is nsec3Prefix of each of nsec3's hashes, in its order.
+	// nsec3Prefix is prefix8 of each of nsec3's hashes, in its order.
 	nsec3Prefix []uint64
 	n3p         *dns.NSEC3PARAM
 	n3salt      *[]byte // n3p's salt in octets; nil where it is no hex
