@@ -769,10 +769,7 @@ func (b *Builder) dnssec(z *Zone) error {
 			b.nsec3[i] = homeNSEC3(n, b.origin, z.n3p.Salt)
 		}
 	}
-	z.nsec3Prefix = make([]uint64, len(z.nsec3))
-	for i, n := range z.nsec3 {
-		z.nsec3Prefix[i] = prefix8(n.hash)
-	}
+	z.indexNSEC3()
 	rehashAll := b.base == nil || b.base.n3p == nil || b.base.n3p.String() != z.n3p.String()
 	for k, n := range b.nodes {
 		b.pace.Tick()

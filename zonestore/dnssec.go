@@ -83,7 +83,18 @@ func searchPrefixed(prefixes []uint64, p uint64, past func(i int) bool) int {
 // nsec3At returns the index of the first NSEC3 whose hash label is h or
 // sorts after it, len(z.nsec3) where none does.
 func (z *Zone) nsec3At(h string) int {
-	return searchPrefixed(z.nsec3Prefix, prefix8(h), func(i int) bool { return z.nsec3[i].hash >= h })
+	lo, hi := z.nsec3Buckets.span(h)
+	return lo + searchPrefixed(z.nsec3Prefix[lo:hi], prefix8(h), func(i int) bool { return z.nsec3[lo+i].hash >= h })
+}
+
+// indexNSEC3 makes the arrays that search z's NSEC3 chain, once it is
+// sorted: each label's prefix8 and the chain's hashBuckets.
+func (z *Zone) indexNSEC3() {
+	z.nsec3Prefix = make([]uint64, len(z.nsec3))
+	for i, n := range z.nsec3 {
+		z.nsec3Prefix[i] = prefix8(n.hash)
+	}
+	z.nsec3Buckets = newHashBuckets(len(z.nsec3), func(i int) string { return z.nsec3[i].hash })
 }
 
 // findNSEC3 returns the NSEC3 whose owner hash is h, or nil.

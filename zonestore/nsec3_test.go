@@ -42,10 +42,11 @@ func TestNSEC3HashIsHashName(t *testing.T) {
 }
 
 // TestNSEC3SearchIsSortSearch: the first NSEC3 at or after a hash, found
-// through the array of prefixes, is the one sort.Search finds among the
-// labels: for hashes of the chain, between them, before the first and
-// after the last, and among labels that share their first eight octets
-// or are shorter (a zone's owner names need not be hashes).
+// through its bucket and the array of prefixes, is the one sort.Search
+// finds among the labels: for hashes of the chain, between them, before
+// the first and after the last, and among labels that share their first
+// eight octets, are shorter, or hold characters no hash does (a zone's
+// owner names need not be hashes).
 func TestNSEC3SearchIsSortSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUV"
@@ -64,19 +65,28 @@ func TestNSEC3SearchIsSortSearch(t *testing.T) {
 		p := label(8)
 		hashes = append(hashes, p+label(24), p+label(24), p, p[:3], p+"0")
 	}
+	odd := func() string { // a character no hash holds, either side of each range
+		return string("\x00!/:@[Wa\xff"[r.IntN(9)])
+	}
+	for range 100 {
+		hashes = append(hashes, label(r.IntN(4))+odd()+label(r.IntN(4)))
+	}
 	slices.Sort(hashes)
 	hashes = slices.Compact(hashes)
 	z := &Zone{}
 	for _, h := range hashes {
 		z.nsec3 = append(z.nsec3, &nsec3Node{hash: h})
-		z.nsec3Prefix = append(z.nsec3Prefix, prefix8(h))
+	}
+	z.indexNSEC3()
+	if n := len(z.nsec3Buckets.start); n != 1<<12+1 {
+		t.Fatalf("%d labels in %d buckets, want 4,097 (some with several)", len(hashes), n)
 	}
 	probes := append([]string{"", "0", "00000000000000000000000000000000", "VVVVVVVVVVVVVVVVVVVVVVVVVVVVVVVV", "W"}, hashes...)
 	for _, h := range hashes {
 		probes = append(probes, h+"0", h[:len(h)-1], h[:min(8, len(h))]+label(24))
 	}
 	for range 2000 {
-		probes = append(probes, label(32))
+		probes = append(probes, label(32), label(r.IntN(4))+odd()+label(r.IntN(30)))
 	}
 	for _, h := range probes {
 		want := sort.Search(len(z.nsec3), func(i int) bool { return z.nsec3[i].hash >= h })

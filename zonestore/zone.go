@@ -39,11 +39,13 @@ type Zone struct {
 	// the chain is empty.
 	apexWildcard  *node
 	apexWildcard3 *nsec3Node
-	// nsec3Prefix is prefix8 of each of nsec3's hashes, in its order.
-	nsec3Prefix []uint64
-	n3p         *dns.NSEC3PARAM
-	n3salt      *[]byte // n3p's salt in octets; nil where it is no hex
-	signed      bool
+	// nsec3Prefix is prefix8 of each of nsec3's hashes, in its order;
+	// nsec3Buckets finds where a hash sorts among them (indexNSEC3).
+	nsec3Prefix  []uint64
+	nsec3Buckets hashBuckets
+	n3p          *dns.NSEC3PARAM
+	n3salt       *[]byte // n3p's salt in octets; nil where it is no hex
+	signed       bool
 
 	records int // RRs held, for metrics and tests
 
