@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/miekg/dns"
 )
@@ -122,5 +123,29 @@ func TestPlainKeyIsEscapedKey(t *testing.T) {
 	}
 	if declined == 0 {
 		t.Fatal("no name was declined: the test does not reach the errors")
+	}
+}
+
+// TestNameKeyedCopiesTheKey: a name made from another's key has the same
+// key and text, its key now in the room given; a room too small gets a
+// copy of its own, and the key made before is not what it reads.
+func TestNameKeyedCopiesTheKey(t *testing.T) {
+	var first [128]byte
+	n, err := NewNameIn("WWW.Example.ORG.", first[:])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var room [128]byte
+	m := NewNameKeyed(n.text, n.Key(), room[:])
+	clear(first[:]) // the stack room is gone
+	if m.Key() != "\x03www\x07example\x03org\x00" || m.text != n.text {
+		t.Fatalf("key %q, text %q", m.Key(), m.text)
+	}
+	if unsafe.StringData(m.Key()) != &room[0] {
+		t.Errorf("the key is not in the room given")
+	}
+	small := NewNameKeyed(m.text, m.Key(), make([]byte, 4))
+	if n, _ := NewName("WWW.Example.ORG."); small.Key() != n.Key() {
+		t.Errorf("in a room too small: key %q, want %q", small.Key(), n.Key())
 	}
 }

@@ -3,6 +3,7 @@ package zonestore
 import (
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -65,6 +66,24 @@ func NewNameIn(qname string, room []byte) (Name, error) {
 		return Name{text: qname}, err
 	}
 	return Name{text: qname, key: unsafe.String(&b[0], len(b))}, nil
+}
+
+// NewNameKeyed is NewNameIn for a name whose key is made already, key:
+// it is copied into room where it fits (elsewhere, into an allocation of
+// its own). A query whose key was made on the stack, to find its zone and
+// its kept answer, copies it into its answer rather than make it again.
+// (A method of that Name would return its text, and the escape analysis,
+// which does not tell a struct's fields apart, would then move the stack
+// room that holds its key to the heap: an allocation a query.)
+func NewNameKeyed(qname, key string, room []byte) Name {
+	if len(key) > len(room) {
+		return Name{text: qname, key: strings.Clone(key)}
+	}
+	b := room[:copy(room, key)]
+	if len(b) == 0 {
+		return Name{text: qname}
+	}
+	return Name{text: qname, key: unsafe.String(&b[0], len(b))}
 }
 
 // Key is the name's lookup key: its wire form, lowercased, the same

@@ -195,7 +195,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	// The answer's name in the answer's own room: the message and the
 	// plugins above read what the lookup makes of it after this returns.
 	a := newAnswer(hop)
-	name, _ := zonestore.NewNameIn(q.Name, a.key[:])
+	name := zonestore.NewNameKeyed(q.Name, probe.Key(), a.key[:])
 	opt := r.IsEdns0()
 	do := opt != nil && opt.Do()
 	res := &a.res
