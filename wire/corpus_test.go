@@ -63,6 +63,7 @@ func TestParityConformanceAnswers(t *testing.T) {
 	}
 	e := NewEncoder()
 	truncated := 0
+	counted := lensCounted
 	for i, m := range msgs {
 		// Each answer at the size its query allows, and at the edges.
 		for _, size := range []int{sizes[i], 512, 1232, dns.MaxMsgSize} {
@@ -80,6 +81,10 @@ func TestParityConformanceAnswers(t *testing.T) {
 	}
 	if truncated == 0 {
 		t.Fatal("no answer was truncated: the corpus does not exercise truncation")
+	}
+	// Every encoding not truncated had its Msg.Len counted, and found equal.
+	if counted = lensCounted - counted; counted != 4*len(msgs)-truncated {
+		t.Errorf("%d encodings counted Msg.Len, want the %d not truncated", counted, 4*len(msgs)-truncated)
 	}
 	t.Logf("%d answers × 4 sizes, %d encodings truncated", len(msgs), truncated)
 }

@@ -40,14 +40,30 @@ type Encoder struct {
 	// through miekg/dns because the fast path does not cover their type.
 	Fallbacks int
 
+	// Len is what miekg/dns's Msg.Len says of the last message encoded,
+	// counted as it was written (msglen.go); -1 where it was not counted
+	// (a message that asks for compression, one truncated). OPTLen is
+	// its OPT record's share of it, 0 where it has none.
+	Len, OPTLen int
+
 	scratch []byte // for those records
 	opt     []byte // the OPT record's RDATA, known before the sections
 	dec     decoded
 	scan    scanned
 
-	// The owner of the last record, and the pointer that names it.
+	// The owner of the last record, the pointer that names it, and its
+	// uncompressed length.
 	owner    string
 	ownerPtr uint16
+	ownerLen int
+
+	// What Len counts of the names written (msglen.go): the last name's
+	// uncompressed length, and, for the record being written, its RDATA
+	// names' uncompressed lengths and the octets written for them, and
+	// its type bitmap's octets.
+	nameLen              int
+	rdNameLen, rdNameOut int
+	bitmapLen            int
 
 	negs    [negativeSlots]negative // negative answers' templates (negative.go)
 	negHits int                     // messages packed from one, for the tests
@@ -79,6 +95,7 @@ func (e *Encoder) Encode(dst []byte, m *dns.Msg, size int) ([]byte, error) {
 		e.scan.forget()
 	}
 	e.Fallbacks = 0
+	e.Len, e.OPTLen = -1, 0
 
 	if m.Rcode < 0 || m.Rcode > 0xFFF {
 		return dst[:0], errRcode
@@ -103,13 +120,17 @@ func (e *Encoder) Encode(dst []byte, m *dns.Msg, size int) ([]byte, error) {
 	e.buf = append(dst[:0], make([]byte, headerLen)...)
 	soa := negativeSOA(m, opt)
 	if soa != nil && e.fromTemplate(soa, m.Question[0], budget) {
+		n := &e.negs[negativeSlot(soa)]
+		e.counted(m, opt, len(e.buf)-len(n.section)+n.soaLen) // the question is written whole
 		return e.finish(m, opt, [3]int{0, 1, 0}, false), nil
 	}
+	ulen := headerLen
 	for _, q := range m.Question {
 		if err := e.name(q.Name, true); err != nil {
 			return e.buf[:0], err
 		}
 		e.buf = append(e.buf, byte(q.Qtype>>8), byte(q.Qtype), byte(q.Qclass>>8), byte(q.Qclass))
+		ulen += e.nameLen + 4
 	}
 
 	// Records go in whole RRsets (an RRSIG with the set it covers); when
@@ -144,9 +165,11 @@ sections:
 				mark.n, mark.counts = len(e.buf), counts
 			}
 			prev = h
-			if err := e.rr(rr, h, same); err != nil {
+			n, err := e.rr(rr, h, same)
+			if err != nil {
 				return e.buf[:0], err
 			}
+			ulen += n
 			counts[si]++
 			if len(e.buf) > budget {
 				e.buf, counts = e.buf[:mark.n], mark.counts
@@ -158,6 +181,9 @@ sections:
 
 	if soa != nil && counts == [3]int{0, 1, 0} {
 		e.keepTemplate(soa)
+	}
+	if !truncated {
+		e.counted(m, opt, ulen)
 	}
 	return e.finish(m, opt, counts, truncated), nil
 }
@@ -256,8 +282,9 @@ func equalFold(a, b string) bool {
 }
 
 // rr appends one resource record, whose header is h; same says that its
-// owner is spelled as the last one written (e.owner).
-func (e *Encoder) rr(rr dns.RR, h *dns.RR_Header, same bool) error {
+// owner is spelled as the last one written (e.owner). It returns what
+// Msg.Len counts of the record (msglen.go).
+func (e *Encoder) rr(rr dns.RR, h *dns.RR_Header, same bool) (int, error) {
 	// The records of an RRset share their owner: the pointer written for
 	// the last owner serves again without a lookup.
 	if same && e.ownerPtr != noPointer {
@@ -265,30 +292,36 @@ func (e *Encoder) rr(rr dns.RR, h *dns.RR_Header, same bool) error {
 	} else {
 		ptr, err := e.pointedName(h.Name, true)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		e.owner, e.ownerPtr = h.Name, ptr
+		e.owner, e.ownerPtr, e.ownerLen = h.Name, ptr, e.nameLen
 	}
 	e.buf = append(e.buf, byte(h.Rrtype>>8), byte(h.Rrtype), byte(h.Class>>8), byte(h.Class),
 		byte(h.Ttl>>24), byte(h.Ttl>>16), byte(h.Ttl>>8), byte(h.Ttl), 0, 0)
 	start := len(e.buf)
+	e.rdNameLen, e.rdNameOut = 0, 0
 	// Addresses, the commonest RDATA, are written here rather than in the
 	// large switch of rdata.
+	covered := true
 	if a, ok := rr.(*dns.A); ok && isV4(a.A) {
 		e.buf = append(e.buf, a.A[len(a.A)-4:]...)
-	} else if covered, err := e.rdata(rr); err != nil {
-		return err
-	} else if !covered {
+	} else if c, err := e.rdata(rr); err != nil {
+		return 0, err
+	} else if !c {
 		if err := e.fallback(rr, start); err != nil {
-			return err
+			return 0, err
 		}
+		covered = false
 	}
 	n := len(e.buf) - start
 	if n > 0xFFFF {
-		return errRdlength
+		return 0, errRdlength
 	}
 	binary.BigEndian.PutUint16(e.buf[start-2:], uint16(n))
-	return nil
+	if !covered {
+		return dns.Len(rr), nil
+	}
+	return e.ownerLen + 10 + e.rdataLen(rr, n), nil
 }
 
 // isV4 says whether ip holds an IPv4 address, in four octets or in the
@@ -307,13 +340,17 @@ func isV4(ip net.IP) bool {
 // pointer: owner names, and names in the RDATA of the RFC 1035 types (RFC
 // 3597, section 4). Every name written is remembered for later ones.
 func (e *Encoder) name(s string, compress bool) error {
+	at := len(e.buf)
 	_, err := e.pointedName(s, compress)
+	e.rdNameLen += e.nameLen
+	e.rdNameOut += len(e.buf) - at
 	return err
 }
 
 // pointedName is name, and returns the offset a later pointer to the same
 // name would hold, or noPointer.
 func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
+	e.nameLen = 1 // what Msg.Len counts for the root, and for no name
 	switch s {
 	case ".":
 		e.buf = append(e.buf, 0)
@@ -334,6 +371,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	}
 	if known || w != nil {
 		ptr, wire := sc.whole(w)
+		e.nameLen = len(wire)
 		switch {
 		case compress && ptr != noPointer:
 			e.buf = append(e.buf, byte(ptr>>8)|0xC0, byte(ptr))
@@ -391,6 +429,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 	if err != nil {
 		return noPointer, err
 	}
+	e.nameLen = len(own)
 	kept := sc != nil
 	nl := len(labels)
 	cut, target := nl, 0
@@ -453,6 +492,7 @@ func (e *Encoder) pointedName(s string, compress bool) (uint16, error) {
 func (e *Encoder) listRemembered(sc *scannedSlot, start int) uint16 {
 	t := &e.names
 	own, key, labels := sc.parts()
+	e.nameLen = len(own)
 	cut, target, from := t.findListed(key, labels)
 	at := start
 	if cut == 0 {

@@ -40,6 +40,7 @@ type negative struct {
 	section []byte
 	qlen    int
 	ptrs    []uint16
+	soaLen  int // what Msg.Len counts of the SOA
 }
 
 // negativeSlots is how many zones' templates an encoder keeps, chosen by
@@ -209,6 +210,7 @@ func (e *Encoder) keepTemplate(soa *dns.SOA) {
 	n.section = append(n.section[:0], b[at:]...)
 	n.qlen = qend - headerLen
 	n.ptrs = append(n.ptrs[:0], ptrs[:np]...)
+	n.soaLen = dns.Len(soa)
 }
 
 // nameEnd returns where the uncompressed name at b[i:] ends.

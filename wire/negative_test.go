@@ -122,6 +122,11 @@ func TestNegativeTemplateIsTheLongWay(t *testing.T) {
 			if (err == nil) != (werr == nil) || !bytes.Equal(buf, want) {
 				t.Fatalf("%s with %s at %d: %v\n got %x\nwant %x (%v)", a.name, a.soa.Hdr.Name, size, err, buf, want, werr)
 			}
+			if err == nil {
+				if err := countedAsMsgLen(e, m, buf); err != nil {
+					t.Fatalf("%s with %s at %d: %v", a.name, a.soa.Hdr.Name, size, err)
+				}
+			}
 			if round < 2 {
 				grouped += e.negHits - before
 			}

@@ -46,6 +46,9 @@ func parity(e *Encoder, m *dns.Msg, size int) ([]byte, error) {
 	if m.String() != before {
 		return nil, fmt.Errorf("Encode modified the message")
 	}
+	if err := countedAsMsgLen(e, m, ours); err != nil {
+		return nil, err
+	}
 	if len(ours) > limit {
 		return nil, fmt.Errorf("%d octets, over the limit of %d", len(ours), limit)
 	}
@@ -131,6 +134,37 @@ func parity(e *Encoder, m *dns.Msg, size int) ([]byte, error) {
 
 // optLast moves the OPT record to the end of the additional section, where
 // our encoder always writes it (and where Truncate puts it back).
+// countedAsMsgLen checks e.Len, the count of the message just encoded
+// into ours, against Msg.Len: equal, unless m asks for compression or
+// was truncated (TC), where it is not counted (-1).
+func countedAsMsgLen(e *Encoder, m *dns.Msg, ours []byte) error {
+	if e.Len >= 0 {
+		lensCounted++
+	}
+	switch {
+	case e.Len >= 0 && e.Len != m.Len():
+		return fmt.Errorf("Len %d, Msg.Len %d", e.Len, m.Len())
+	case e.Len < 0 && !m.Compress && ours[2]&0x02 == 0:
+		return fmt.Errorf("Len not counted for a message neither compressed nor truncated")
+	case e.Len >= 0 && m.Compress:
+		return fmt.Errorf("Len %d counted for a message that asks for compression", e.Len)
+	}
+	var opt *dns.OPT
+	for _, rr := range m.Extra {
+		if o, ok := rr.(*dns.OPT); ok {
+			opt = o
+		}
+	}
+	if e.Len >= 0 && opt != nil && e.OPTLen != dns.Len(opt) || opt == nil && e.OPTLen != 0 {
+		return fmt.Errorf("OPTLen %d, want %d", e.OPTLen, map[bool]int{true: dns.Len(opt)}[opt != nil])
+	}
+	return nil
+}
+
+// lensCounted counts the messages countedAsMsgLen found counted, for the
+// tests that say how many were.
+var lensCounted int
+
 func optLast(m *dns.Msg) {
 	for i, rr := range m.Extra {
 		if rr.Header().Rrtype == dns.TypeOPT {

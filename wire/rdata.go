@@ -139,6 +139,7 @@ func (e *Encoder) rdata(rr dns.RR) (covered bool, err error) {
 			return true, err
 		}
 		b, err = appendBitmap(e.buf, rr.TypeBitMap)
+		e.bitmapLen = len(b) - len(e.buf)
 	case *dns.NSEC3:
 		b = append(b, rr.Hash, rr.Flags)
 		b = binary.BigEndian.AppendUint16(b, rr.Iterations)
@@ -152,7 +153,9 @@ func (e *Encoder) rdata(rr dns.RR) (covered bool, err error) {
 		if b, err = e.appendBase32(b, rr.NextDomain); err != nil {
 			return true, err
 		}
+		at := len(b)
 		b, err = appendBitmap(b, rr.TypeBitMap)
+		e.bitmapLen = len(b) - at
 	case *dns.NSEC3PARAM:
 		b = append(b, rr.Hash, rr.Flags)
 		b = binary.BigEndian.AppendUint16(b, rr.Iterations)

@@ -37,8 +37,17 @@ type buffer struct {
 
 // WriteMsg implements dns.ResponseWriter.
 func (w *Writer) WriteMsg(m *dns.Msg) error {
-	_, err := w.write(m, nil, false)
+	_, _, err := w.write(m, nil, false, false)
 	return err
+}
+
+// WriteMsgLen writes m as WriteMsg does, and returns what m.Len() said of
+// it as given: counted as it was packed (wire.Encoder's Len), where a
+// plugin above that records each answer's size (shardmetrics's recorder)
+// read it through another walk of the message before.
+func (w *Writer) WriteMsgLen(m *dns.Msg) (int, error) {
+	n, _, err := w.write(m, nil, false, true)
+	return n, err
 }
 
 // Replays implements replay.Writer: for a UDP query codel's reader read, and
@@ -50,8 +59,17 @@ func (w *Writer) Replays() bool { return w.replays }
 // (WritePacked).
 func (w *Writer) WriteMsgKeep(r, m *dns.Msg, keep *replay.Answer) error {
 	var err error
-	keep.Wire, err = w.write(m, keep.Wire, w.replays && r == w.req)
+	_, keep.Wire, err = w.write(m, keep.Wire, w.replays && r == w.req, false)
 	return err
+}
+
+// WriteMsgKeepLen is WriteMsgKeep, and returns what m.Len() said of m as
+// given, as WriteMsgLen does.
+func (w *Writer) WriteMsgKeepLen(r, m *dns.Msg, keep *replay.Answer) (int, error) {
+	var n int
+	var err error
+	n, keep.Wire, err = w.write(m, keep.Wire, w.replays && r == w.req, true)
+	return n, err
 }
 
 // WritePacked implements replay.Writer: an answer it packed before, for a
@@ -69,25 +87,52 @@ func (w *Writer) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
 }
 
 // write packs m and writes it; where keep is asked for, it appends the
-// octets written to it.
-func (w *Writer) write(m *dns.Msg, keep []byte, keeping bool) ([]byte, error) {
+// octets written to it. Where count is asked for, it returns m.Len() of
+// m as given: before SizeAndDo, which may add an OPT record to m, or
+// rename m's own to the root.
+func (w *Writer) write(m *dns.Msg, keep []byte, keeping, count bool) (int, []byte, error) {
 	if m.IsTsig() != nil {
 		// The TSIG MAC covers the packed message: the standard path signs it.
 		fallbacks.WithLabelValues("tsig").Inc()
-		return keep, w.ResponseWriter.WriteMsg(m)
+		return lenIf(m, count), keep, w.ResponseWriter.WriteMsg(m)
 	}
+	given := -1 // m.Len() before SizeAndDo, where it renames m's OPT record
+	if count {
+		if o := m.IsEdns0(); o != nil && o.Hdr.Name != "." {
+			given = m.Len()
+		}
+	}
+	extra := len(m.Extra)
 	state := request.Request{Req: w.req, W: w.ResponseWriter}
 	state.SizeAndDo(m)
+	added := len(m.Extra) > extra // the request's OPT record, appended
 
 	b := buffers.Get().(*buffer)
 	out, err := b.enc.Encode(b.out, m, state.Size())
+	n := -1
+	if count {
+		switch {
+		case given >= 0:
+			n = given
+		case err == nil && b.enc.Len >= 0:
+			n = b.enc.Len
+			if added {
+				n -= b.enc.OPTLen
+			}
+		default: // not counted as packed: a truncated answer, or one the encoder refuses
+			n = m.Len()
+			if added {
+				n -= dns.Len(m.Extra[len(m.Extra)-1])
+			}
+		}
+	}
 	if err != nil {
 		// A message the encoder refuses is one miekg/dns may still pack
 		// (or fail on the same way): its error is the one to return.
 		b.out = out
 		buffers.Put(b)
 		fallbacks.WithLabelValues("encode").Inc()
-		return keep, w.ResponseWriter.WriteMsg(m)
+		return n, keep, w.ResponseWriter.WriteMsg(m)
 	}
 	if b.enc.Fallbacks > 0 {
 		recordFallbacks.Add(float64(b.enc.Fallbacks))
@@ -98,7 +143,15 @@ func (w *Writer) write(m *dns.Msg, keep []byte, keeping bool) ([]byte, error) {
 	}
 	b.out = out[:0]
 	buffers.Put(b)
-	return keep, err
+	return n, keep, err
+}
+
+// lenIf is m.Len() where count is asked for, -1 otherwise.
+func lenIf(m *dns.Msg, count bool) int {
+	if !count {
+		return -1
+	}
+	return m.Len()
 }
 
 // ConnectionState forwards the TLS state of the writer below, as

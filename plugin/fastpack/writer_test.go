@@ -270,3 +270,54 @@ func TestReplaysOverStreamsAlone(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteMsgLenIsLenAsGiven: WriteMsgLen returns what m.Len() said of
+// the message before it was written, however SizeAndDo changes it: no
+// OPT record in the request; one the writer adds; m's own, kept; m's own
+// with another owner, renamed to the root; a message truncated to the
+// client's size; one asking for compression; one the encoder refuses
+// (TSIG, through miekg/dns). WriteMsgKeepLen counts as WriteMsgLen.
+func TestWriteMsgLenIsLenAsGiven(t *testing.T) {
+	type tc struct {
+		name string
+		req  func(r *dns.Msg)
+		msg  func(m *dns.Msg)
+	}
+	edns := func(r *dns.Msg) { r.SetEdns0(1232, true) }
+	cases := []tc{
+		{"no OPT asked", func(*dns.Msg) {}, func(*dns.Msg) {}},
+		{"OPT added", edns, func(*dns.Msg) {}},
+		{"OPT of its own", edns, func(m *dns.Msg) { m.SetEdns0(4096, false) }},
+		{"OPT of its own, another owner", edns, func(m *dns.Msg) { m.SetEdns0(4096, false); m.Extra[0].Header().Name = "example.org." }},
+		{"truncated", func(*dns.Msg) {}, func(m *dns.Msg) { m.Answer = txtSet(40) }},
+		{"truncated, OPT added", func(r *dns.Msg) { r.SetEdns0(512, false) }, func(m *dns.Msg) { m.Answer = txtSet(40) }},
+		{"compressed", edns, func(m *dns.Msg) { m.Compress = true }},
+		{"TSIG", func(*dns.Msg) {}, func(m *dns.Msg) { m.SetTsig("key.", dns.HmacSHA256, 300, 0) }},
+	}
+	for _, c := range cases {
+		for _, keep := range []bool{false, true} {
+			r := new(dns.Msg)
+			r.SetQuestion("www.example.org.", dns.TypeTXT)
+			c.req(r)
+			m := new(dns.Msg)
+			m.SetReply(r)
+			m.Answer = txtSet(2)
+			c.msg(m)
+			want := m.Len()
+			w := &Writer{ResponseWriter: &capture{}, req: r, replays: true}
+			var got int
+			var err error
+			if keep {
+				got, err = w.WriteMsgKeepLen(r, m, new(replay.Answer))
+			} else {
+				got, err = w.WriteMsgLen(m)
+			}
+			if err != nil && c.name != "TSIG" { // no key to sign with: miekg/dns's error
+				t.Fatalf("%s: %v", c.name, err)
+			}
+			if got != want {
+				t.Errorf("%s (keep %v): %d, want Msg.Len %d as given", c.name, keep, got, want)
+			}
+		}
+	}
+}
