@@ -67,9 +67,9 @@ type Cache struct {
 	// The hits and near misses (Find) of the Finds of the current window,
 	// and whether the last window was thin (Thin, Probe); skipped counts
 	// the questions passed by since.
-	winHits, winNear, winFinds int
-	thin                       bool
-	skipped                    int
+	winHits, winNear, winSeen, winFinds int
+	thin                                bool
+	skipped                             int
 
 	counts *Counts
 }
@@ -94,6 +94,16 @@ type Cache struct {
 // (spelling.go): the near misses left are answers that hold the asked
 // labels elsewhere (a DNAME's CNAME) and questions asked with other EDNS
 // records.
+//
+// A window is thin too where fewer than one Find in thinBelow was of a
+// question asked before (a hit, or a miss that admit.go keeps): a flood
+// of names that do not exist, each asked once (a random-subdomain
+// attack), which no kept answer serves. Each of its queries looked for
+// an answer, wrote its question's ghost, and was warmed through the
+// kept answers' set as well as its lookup's path: the chain answered
+// 0.95x the queries a second it answered without replay on such a flood
+// (bench/README.md, 2026-12-06). A load of questions asked again leaves
+// the state at the first window whose probes find them.
 const (
 	keepWindow = 256
 	thinOver   = 4
@@ -189,8 +199,8 @@ func (c *Cache) Find(r *dns.Msg, stream bool, qh, version uint64) *Answer {
 		return a
 	}
 	c.counts.Misses.Store(c.counts.Misses.Load() + 1)
-	c.judge(false, near)
 	c.keepable = known || c.missedBefore(qh)
+	c.judge(false, near, c.keepable)
 	return nil
 }
 
@@ -202,24 +212,31 @@ func (c *Cache) Keeping() bool { return c.keepable }
 // answer.
 func (c *Cache) found(k kept) *Answer {
 	c.counts.Hits.Store(c.counts.Hits.Load() + 1)
-	c.judge(true, false)
+	c.judge(true, false, true)
 	c.wire = append(c.wire[:0], k.wire()...)
 	c.hit = Answer{Wire: c.wire, Rcode: k.rcode(), Len: k.msgLen(), Subject: k.subject(), Stream: overStream(k.key())}
 	return &c.hit
 }
 
-// judge counts a Find in the current window, a hit or a near miss, and at
-// the window's end judges whether the window was thin (keepWindow).
-func (c *Cache) judge(hit, near bool) {
+// judge counts a Find in the current window, a hit, a near miss, or one
+// of a question asked before (seen: a hit, or a miss whose answer may be
+// kept), and at the window's end judges whether the window was thin
+// (keepWindow).
+func (c *Cache) judge(hit, near, seen bool) {
 	if hit {
 		c.winHits++
 	}
 	if near {
 		c.winNear++
 	}
+	if seen {
+		c.winSeen++
+	}
 	if c.winFinds++; c.winFinds == keepWindow {
-		c.thin = c.winNear > thinOver*c.winHits && c.winNear*thinBelow >= keepWindow
-		c.winHits, c.winNear, c.winFinds = 0, 0, 0
+		otherWays := c.winNear > thinOver*c.winHits && c.winNear*thinBelow >= keepWindow
+		fresh := c.winSeen*thinBelow < keepWindow
+		c.thin = otherWays || fresh
+		c.winHits, c.winNear, c.winSeen, c.winFinds = 0, 0, 0, 0
 	}
 }
 

@@ -328,3 +328,49 @@ func TestStreamsAreKeptApart(t *testing.T) {
 		t.Fatalf("over UDP: found %v", a)
 	}
 }
+
+// A flood of names, each asked once, makes a Cache thin after a window:
+// it then looks for one question in thinKeep. Questions asked again
+// bring it back after the window in which its probes find them; a load
+// whose questions are each asked twice (a miss, then a miss kept) never
+// makes it thin.
+func TestProbesThinUnderAFloodOfNewNames(t *testing.T) {
+	c := New(1024, new(Counts))
+	probed := func(r *dns.Msg) bool { // as the handler asks, keeping what it may
+		if !c.Probe() {
+			return false
+		}
+		if find(c, r, 1) == nil && c.Keeping() {
+			c.Keep(1, Answer{Wire: append(c.Room(), packed(40, 1)...)})
+		}
+		return true
+	}
+	for i := range keepWindow { // each asked twice: kept at the second
+		probed(query(fmt.Sprintf("twice-%d.example.org.", i/2), dns.TypeA))
+	}
+	if c.Thin() {
+		t.Fatal("thin after questions each asked twice")
+	}
+	for i := range keepWindow {
+		probed(query(fmt.Sprintf("flood-%d.example.org.", i), dns.TypeA))
+	}
+	if !c.Thin() {
+		t.Fatal("not thin after a window of names each asked once")
+	}
+	n := 0
+	for i := range 4 * thinKeep {
+		if probed(query(fmt.Sprintf("more-%d.example.org.", i), dns.TypeA)) {
+			n++
+		}
+	}
+	if n != 4 {
+		t.Fatalf("thin: probed %d of %d questions, want one in %d", n, 4*thinKeep, thinKeep)
+	}
+	popular := query("twice-0.example.org.", dns.TypeA) // kept above
+	for i := 0; c.Thin(); i++ {
+		if i > thinKeep*keepWindow {
+			t.Fatal("still thin after a thin window's worth of questions asked again")
+		}
+		probed(popular)
+	}
+}
