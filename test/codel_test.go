@@ -173,15 +173,9 @@ func TestCodelDropsAreCountedAndAnswered(t *testing.T) {
 // the metric must show that queries did take that path. Malformed packets
 // sent into the same load get FORMERR or nothing, and no worker dies.
 func TestCodelSocketPathAnswersTheSame(t *testing.T) {
-	zones := conformanceZones(t)
-	var body strings.Builder
-	origins := make([]string, 0, len(zones))
-	for _, z := range zones {
-		fmt.Fprintf(&body, "    zonestore %s %s\n", z.path, z.origin)
-		origins = append(origins, z.origin)
-	}
+	body, origins := zonestoreLines(conformanceZones(t), "")
 	metrics := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n%s", metrics, body.String()), origins...)
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n%s", metrics, body), origins...)
 	var qs []conformance.Query
 	for _, q := range conformance.Corpus(origins) {
 		if !q.TCP {

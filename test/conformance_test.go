@@ -31,6 +31,18 @@ func conformanceZones(t testing.TB) []zoneFile {
 	return zs
 }
 
+// zonestoreLines are the Corefile lines that serve zones with zonestore,
+// each with block after its arguments ("": none), and the zones' origins.
+func zonestoreLines(zones []zoneFile, block string) (string, []string) {
+	var b strings.Builder
+	origins := make([]string, 0, len(zones))
+	for _, z := range zones {
+		fmt.Fprintf(&b, "    zonestore %s %s%s\n", z.path, z.origin, block)
+		origins = append(origins, z.origin)
+	}
+	return b.String(), origins
+}
+
 // section renders a section as a sorted list of lowercase RR strings:
 // owner names compare case-insensitively (the case of answer owners is
 // checked apart), RRsets compare as sets.
@@ -128,17 +140,12 @@ func diff(q conformance.Query, knot, ours *dns.Msg) []string {
 func TestConformanceWithKnot(t *testing.T) {
 	zones := conformanceZones(t)
 	knot := startKnot(t, zones)
-	var body strings.Builder
-	origins := make([]string, 0, len(zones))
-	for _, z := range zones {
-		fmt.Fprintf(&body, "    zonestore %s %s\n", z.path, z.origin)
-		origins = append(origins, z.origin)
-	}
-	plain := startCoreDNS(t, body.String(), origins...)
-	fast := startCoreDNS(t, "    fastpack\n"+body.String(), origins...)
-	queued := startCoreDNS(t, "    fastpack\n    codel\n"+body.String(), origins...)
+	body, origins := zonestoreLines(zones, "")
+	plain := startCoreDNS(t, body, origins...)
+	fast := startCoreDNS(t, "    fastpack\n"+body, origins...)
+	queued := startCoreDNS(t, "    fastpack\n    codel\n"+body, origins...)
 	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	full := startCoreDNSWith(t, onePAnswer, "    prometheus "+prom+"\n    fastpack\n    codel\n"+body.String(), origins...)
+	full := startCoreDNSWith(t, onePAnswer, "    prometheus "+prom+"\n    fastpack\n    codel\n"+body, origins...)
 
 	qs := conformance.Corpus(origins)
 	if len(qs) < 500 {

@@ -472,16 +472,11 @@ func swapCase(name string) string {
 // escape: those are looked up.
 func TestReplayAnswersEverySpelling(t *testing.T) {
 	zones := conformanceZones(t)
-	var kept, none strings.Builder
-	origins := make([]string, 0, len(zones))
-	for _, z := range zones {
-		fmt.Fprintf(&kept, "    zonestore %s %s\n", z.path, z.origin)
-		fmt.Fprintf(&none, "    zonestore %s %s {\n        replay 0\n    }\n", z.path, z.origin)
-		origins = append(origins, z.origin)
-	}
+	kept, origins := zonestoreLines(zones, "")
+	none, _ := zonestoreLines(zones, " {\n        replay 0\n    }")
 	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	full := startCoreDNSWith(t, onePAnswer, "    prometheus "+prom+"\n    codel\n    fastpack\n"+kept.String(), origins...)
-	ref := startCoreDNS(t, "    codel\n    fastpack\n"+none.String(), origins...)
+	full := startCoreDNSWith(t, onePAnswer, "    prometheus "+prom+"\n    codel\n    fastpack\n"+kept, origins...)
+	ref := startCoreDNS(t, "    codel\n    fastpack\n"+none, origins...)
 	hits := func() float64 { return metric(t, prom, "coredns_zonestore_replay_hits_total") }
 
 	asked, want, dnames := 0, 0, 0

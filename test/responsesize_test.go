@@ -26,17 +26,11 @@ import (
 // is replayed where replay keeps it; the response size histograms
 // (buckets, sum and count) must come out the same.
 func TestResponseSizeAsMsgLen(t *testing.T) {
-	zones := conformanceZones(t)
-	var zs strings.Builder
-	origins := make([]string, 0, len(zones))
-	for _, z := range zones {
-		fmt.Fprintf(&zs, "    zonestore %s %s\n", z.path, z.origin)
-		origins = append(origins, z.origin)
-	}
+	zs, origins := zonestoreLines(conformanceZones(t), "")
 	packedProm := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	readProm := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	packed := startCoreDNSWith(t, onePAnswer, "    prometheus "+packedProm+"\n    codel\n    fastpack\n"+zs.String(), origins...)
-	read := startCoreDNSWith(t, onePAnswer, "    prometheus "+readProm+"\n    codel\n    rrl {\n        rate 100000000\n    }\n    fastpack\n"+zs.String(), origins...)
+	packed := startCoreDNSWith(t, onePAnswer, "    prometheus "+packedProm+"\n    codel\n    fastpack\n"+zs, origins...)
+	read := startCoreDNSWith(t, onePAnswer, "    prometheus "+readProm+"\n    codel\n    rrl {\n        rate 100000000\n    }\n    fastpack\n"+zs, origins...)
 
 	asked := 0
 	for range 2 {

@@ -46,14 +46,8 @@ func axfr(t testing.TB, addr, zone string) []dns.RR {
 func TestAXFRMatchesKnot(t *testing.T) {
 	zones := conformanceZones(t)
 	knot := startKnot(t, zones)
-	var body strings.Builder
-	body.WriteString("    transfer {\n        to *\n    }\n")
-	var names []string
-	for _, z := range zones {
-		fmt.Fprintf(&body, "    zonestore %s %s\n", z.path, z.origin)
-		names = append(names, z.origin)
-	}
-	ours := startCoreDNS(t, body.String(), names...)
+	body, names := zonestoreLines(zones, "")
+	ours := startCoreDNS(t, "    transfer {\n        to *\n    }\n"+body, names...)
 	for _, z := range zones {
 		got, want := axfr(t, ours.addr, z.origin+"."), axfr(t, knot.addr, z.origin+".")
 		if got[0].Header().Rrtype != dns.TypeSOA || got[len(got)-1].Header().Rrtype != dns.TypeSOA {
