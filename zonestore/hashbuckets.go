@@ -74,6 +74,9 @@ func newHashBuckets(n int, label func(i int) string) hashBuckets {
 // bucket: every label before lo sorts before h, every one from hi on
 // after it.
 func (hb *hashBuckets) span(h string) (lo, hi int) {
+	if len(hb.start) == 0 { // no chain
+		return 0, 0
+	}
 	b := hashSketch(h) >> hb.shift
 	return int(hb.start[b]), int(hb.start[b+1])
 }

@@ -77,6 +77,9 @@ func TestNSEC3SearchIsSortSearch(t *testing.T) {
 	for _, h := range hashes {
 		z.nsec3 = append(z.nsec3, &nsec3Node{hash: h})
 	}
+	if i := z.nsec3At("ABC"); i != 0 { // before the chain is indexed: an empty one
+		t.Fatalf("no chain: at %d", i)
+	}
 	z.indexNSEC3()
 	if n := len(z.nsec3Buckets.start); n != 1<<12+1 {
 		t.Fatalf("%d labels in %d buckets, want 4,097 (some with several)", len(hashes), n)
