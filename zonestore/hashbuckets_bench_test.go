@@ -11,15 +11,8 @@ import (
 // and 2,000,000 NSEC3 records: through the buckets (nsec3At), and by a
 // binary search over the whole array of prefixes, as before them.
 func BenchmarkNSEC3Search(b *testing.B) {
-	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUV"
 	r := rand.New(rand.NewPCG(1, 2))
-	label := func() string {
-		var l [32]byte
-		for i := range l {
-			l[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return string(l[:])
-	}
+	label := func() string { return hashLabel(r, 32) }
 	probes := make([]string, 1<<16)
 	for i := range probes {
 		probes[i] = label()

@@ -41,6 +41,17 @@ func TestNSEC3HashIsHashName(t *testing.T) {
 	}
 }
 
+// hashLabel is a label of n characters of base32hex, drawn from r, as an
+// NSEC3 hash label is spelled.
+func hashLabel(r *rand.Rand, n int) string {
+	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUV"
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = alphabet[r.IntN(len(alphabet))]
+	}
+	return string(b)
+}
+
 // TestNSEC3SearchIsSortSearch: the first NSEC3 at or after a hash, found
 // through its bucket and the array of prefixes, is the one sort.Search
 // finds among the labels: for hashes of the chain, between them, before
@@ -49,14 +60,7 @@ func TestNSEC3HashIsHashName(t *testing.T) {
 // owner names need not be hashes).
 func TestNSEC3SearchIsSortSearch(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
-	const alphabet = "0123456789ABCDEFGHIJKLMNOPQRSTUV"
-	label := func(n int) string {
-		b := make([]byte, n)
-		for i := range b {
-			b[i] = alphabet[r.IntN(len(alphabet))]
-		}
-		return string(b)
-	}
+	label := func(n int) string { return hashLabel(r, n) }
 	var hashes []string
 	for range 2000 {
 		hashes = append(hashes, label(32))

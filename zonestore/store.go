@@ -62,10 +62,18 @@ func NewName(qname string) (Name, error) {
 // anything made from it is in use.
 func NewNameIn(qname string, room []byte) (Name, error) {
 	b, err := appendKey(room[:0], qname)
-	if err != nil || len(b) == 0 {
+	if err != nil {
 		return Name{text: qname}, err
 	}
-	return Name{text: qname, key: unsafe.String(&b[0], len(b))}, nil
+	return keyedName(qname, b), nil
+}
+
+// keyedName is the Name qname whose key is b, where b holds one.
+func keyedName(qname string, b []byte) Name {
+	if len(b) == 0 {
+		return Name{text: qname}
+	}
+	return Name{text: qname, key: unsafe.String(&b[0], len(b))}
 }
 
 // NewNameKeyed is NewNameIn for a name whose key is made already, key:
@@ -79,11 +87,7 @@ func NewNameKeyed(qname, key string, room []byte) Name {
 	if len(key) > len(room) {
 		return Name{text: qname, key: strings.Clone(key)}
 	}
-	b := room[:copy(room, key)]
-	if len(b) == 0 {
-		return Name{text: qname}
-	}
-	return Name{text: qname, key: unsafe.String(&b[0], len(b))}
+	return keyedName(qname, room[:copy(room, key)])
 }
 
 // Key is the name's lookup key: its wire form, lowercased, the same
