@@ -16,6 +16,24 @@
 #   BASE=HEAD~1 bash bench/pair.sh                              # 2,000 q/s, 5 rounds of 12 s
 #   BASE=HEAD~1 RATE=20000 SECONDS_PER_RUN=8 bash bench/pair.sh
 #
+# RATE=max saturates both instead: each loadgen keeps 200 queries
+# outstanding (its closed loop, as load.sh's), the two servers take turns
+# on CPU 0 as the kernel shares it, and a round's figure is the answers
+# each gave a second of its CPU, new over old. Runs of one server after
+# the other (load.sh's BASE) read 0.75 to 1.24 in the rounds of one A/B
+# on 2026-12-06, where two identical builds side by side read 0.989 to
+# 1.002 in six rounds: a change of half a per cent shows here. Both
+# servers share CPU 0's caches, each evicting the other's lines between
+# turns: a change that shrinks what a query touches may read less here
+# than it gives alone.
+#
+#   BASE=HEAD RATE=max SECONDS_PER_RUN=6 ROUNDS=8 bash bench/pair.sh
+#
+# ZONE, QUERIES and BLOCK (the zonestore block's options, as
+# ' {\n        replay 0\n    }') set the zone file, the query file and the
+# options for both: the flood of load.sh's FLOOD=100, say, with
+# QUERIES=bench/out/queries-flood.txt (load.sh writes it).
+#
 # Prints each round's CPU milliseconds and the ratio new/old, and their
 # median. CPU time is read from /proc/PID/task/*/schedstat (nanoseconds on
 # a CPU, every thread of the server). Bounded: ROUNDS runs of
@@ -29,6 +47,9 @@ BASE=${BASE:?BASE names the commit to compare the working tree with}
 RATE=${RATE:-2000}
 ROUNDS=${ROUNDS:-5}
 SECS=${SECONDS_PER_RUN:-12}
+ZONE=${ZONE:-bench/out/db.bench}
+QUERIES=${QUERIES:-bench/out/queries.txt}
+BLOCK=${BLOCK:-}
 [ "$SECS" -ge 4 ] || { echo "SECONDS_PER_RUN is 4 at least"; exit 1; }
 out=bench/out/pair
 mkdir -p "$out"
@@ -52,9 +73,11 @@ cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ns += $1} END {pr
 port() { [ "$1" = old ] && echo 15761 || echo 15771; }
 for v in old new; do
 	p=$(port $v)
-	printf ".:$p {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$((p + 2))\n    codel\n    fastpack\n    zonestore $PWD/bench/out/db.bench bench.example\n}\n" > "$out/Corefile.$v"
+	printf ".:$p {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$((p + 2))\n    codel\n    fastpack\n    zonestore $PWD/$ZONE bench.example$BLOCK\n}\n" > "$out/Corefile.$v"
 done
 
+load=(-rate "$RATE")
+[ "$RATE" = max ] && load=(-inflight 200 -batch 32 -sockets 4 -max 1000000000)
 echo "$RATE queries/s to each for ${SECS}s, $ROUNDS rounds; BASE=$BASE (old) against the working tree (new)"
 rounds=$out/rounds.txt
 : > "$rounds"
@@ -68,26 +91,42 @@ for i in $(seq "$ROUNDS"); do
 		pids+=("$!")
 	done
 	for v in old new; do answering "$(port $v)" bench.example || { echo "$v did not start"; cat "$out/$v.log"; exit 1; }; done
+	if [ "$RATE" = max ]; then # the CPU of the whole run, against the answers of the whole run
+		sleep 1
+		o0=$(cpu_ns "${srv[old]}") n0=$(cpu_ns "${srv[new]}")
+	fi
 	for v in $order; do
-		taskset -c 1 bench/out/bin/loadgen -server "127.0.0.1:$(port $v)" -queries bench/out/queries.txt \
-			-rate "$RATE" -duration "${SECS}s" -json > "$out/$v.json" &
+		taskset -c 1 bench/out/bin/loadgen -server "127.0.0.1:$(port $v)" -queries "$QUERIES" \
+			"${load[@]}" -duration "${SECS}s" -json > "$out/$v.json" &
 		lg[$v]=$!
 		pids+=("$!")
 	done
-	sleep 1
-	o0=$(cpu_ns "${srv[old]}") n0=$(cpu_ns "${srv[new]}")
-	sleep $((SECS - 2))
-	o1=$(cpu_ns "${srv[old]}") n1=$(cpu_ns "${srv[new]}")
+	if [ "$RATE" != max ]; then
+		sleep 1
+		o0=$(cpu_ns "${srv[old]}") n0=$(cpu_ns "${srv[new]}")
+		sleep $((SECS - 2))
+		o1=$(cpu_ns "${srv[old]}") n1=$(cpu_ns "${srv[new]}")
+	fi
 	wait "${lg[old]}" "${lg[new]}"
+	[ "$RATE" = max ] && o1=$(cpu_ns "${srv[old]}") n1=$(cpu_ns "${srv[new]}")
 	kill "${srv[old]}" "${srv[new]}"
 	wait "${srv[old]}" "${srv[new]}" 2>/dev/null || true
 	old_ms=$(((o1 - o0) / 1000000)) new_ms=$(((n1 - n0) / 1000000))
-	echo "$i $old_ms $new_ms" >> "$rounds"
-	awk -v i="$i" -v o="$old_ms" -v n="$new_ms" 'BEGIN { printf "round %d: old %d ms, new %d ms, new/old %.3f\n", i, o, n, n / o }'
+	if [ "$RATE" = max ]; then
+		old_n=$(field answered < "$out/old.json") new_n=$(field answered < "$out/new.json")
+		echo "$i $old_ms $new_ms $old_n $new_n" >> "$rounds"
+		awk -v i="$i" -v o="$old_ms" -v n="$new_ms" -v on="$old_n" -v nn="$new_n" 'BEGIN {
+			printf "round %d: old %d answers in %d ms of CPU, new %d in %d ms, answers a CPU-second new/old %.4f\n", i, on, o, nn, n, (nn / n) / (on / o) }'
+	else
+		echo "$i $old_ms $new_ms" >> "$rounds"
+		awk -v i="$i" -v o="$old_ms" -v n="$new_ms" 'BEGIN { printf "round %d: old %d ms, new %d ms, new/old %.3f\n", i, o, n, n / o }'
+	fi
 done
-awk '{ print $3 / $2 }' "$rounds" | sort -n | awk '
+what="CPU a query, new/old"
+[ "$RATE" = max ] && what="answers a CPU-second, new/old"
+awk -v max="$RATE" '{ print max == "max" ? ($5 / $3) / ($4 / $2) : $3 / $2 }' "$rounds" | sort -n | awk -v what="$what" '
 	{ r[NR] = $1 }
 	END {
 		m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
-		printf "CPU a query, new/old: median %.3f (rounds %.3f to %.3f)\n", m, r[1], r[NR]
+		printf "%s: median %.4f (rounds %.4f to %.4f)\n", what, m, r[1], r[NR]
 	}'

@@ -266,10 +266,15 @@ func newAnswer(hop codel.Hop) *answer {
 }
 
 // End implements codel.Ender.
+//
+// Only what holds pointers is cleared: the key's room is octets, written
+// before it is read (NewNameKeyed), and the response keeps its sections'
+// arrays (Reuse). Clearing the whole answer, as it was, copied the
+// response out and back and cleared the room as well.
 func (a *answer) End() {
-	res := a.res
-	res.Reuse() // its sections' arrays, for the next answer
-	*a = answer{res: res}
+	a.res.Reuse() // its sections' arrays, for the next answer
+	a.m = dns.Msg{}
+	a.q[0] = dns.Question{}
 	answers.Put(a)
 }
 
