@@ -49,6 +49,7 @@ type Encoder struct {
 	scratch []byte // for those records
 	opt     []byte // the OPT record's RDATA, known before the sections
 	dec     decoded
+	n3      nsec3s // NSEC3 records' RDATA (nsec3s.go)
 	scan    scanned
 
 	// The owner of the last record, the pointer that names it, and its

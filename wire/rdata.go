@@ -141,21 +141,7 @@ func (e *Encoder) rdata(rr dns.RR) (covered bool, err error) {
 		b, err = appendBitmap(e.buf, rr.TypeBitMap)
 		e.bitmapLen = len(b) - len(e.buf)
 	case *dns.NSEC3:
-		b = append(b, rr.Hash, rr.Flags)
-		b = binary.BigEndian.AppendUint16(b, rr.Iterations)
-		b = append(b, rr.SaltLength)
-		if rr.Salt != "-" {
-			if b, err = hex.AppendDecode(b, bytesOf(rr.Salt)); err != nil {
-				return true, err
-			}
-		}
-		b = append(b, rr.HashLength)
-		if b, err = e.appendBase32(b, rr.NextDomain); err != nil {
-			return true, err
-		}
-		at := len(b)
-		b, err = appendBitmap(b, rr.TypeBitMap)
-		e.bitmapLen = len(b) - at
+		b, err = e.appendNSEC3(b, rr)
 	case *dns.NSEC3PARAM:
 		b = append(b, rr.Hash, rr.Flags)
 		b = binary.BigEndian.AppendUint16(b, rr.Iterations)
@@ -196,6 +182,36 @@ func appendDS(b []byte, ds *dns.DS) ([]byte, error) {
 	b = binary.BigEndian.AppendUint16(b, ds.KeyTag)
 	b = append(b, ds.Algorithm, ds.DigestType)
 	return hex.AppendDecode(b, bytesOf(ds.Digest))
+}
+
+// appendNSEC3 appends rr's RDATA: remembered (nsec3s.go), or packed and
+// remembered. It sets bitmapLen, for Len.
+func (e *Encoder) appendNSEC3(b []byte, rr *dns.NSEC3) ([]byte, error) {
+	if s := e.n3.find(rr); s != nil {
+		e.bitmapLen = s.bitmapLen
+		return append(b, s.wire...), nil
+	}
+	start := len(b)
+	b = append(b, rr.Hash, rr.Flags)
+	b = binary.BigEndian.AppendUint16(b, rr.Iterations)
+	b = append(b, rr.SaltLength)
+	var err error
+	if rr.Salt != "-" {
+		if b, err = hex.AppendDecode(b, bytesOf(rr.Salt)); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, rr.HashLength)
+	if b, err = e.appendBase32(b, rr.NextDomain); err != nil {
+		return b, err
+	}
+	at := len(b)
+	if b, err = appendBitmap(b, rr.TypeBitMap); err != nil {
+		return b, err
+	}
+	e.bitmapLen = len(b) - at
+	e.n3.keep(rr, b[start:], e.bitmapLen)
+	return b, nil
 }
 
 func (e *Encoder) appendDNSKEY(b []byte, k *dns.DNSKEY) ([]byte, error) {
