@@ -16,11 +16,12 @@ import (
 //
 // A slot is chosen by the next hashed owner's address and length, and
 // counts only where every field of the record is what the slot packed:
-// its strings the same text (one pointer comparison for the same string),
-// its types equal to the slot's copy of them. A record changed in place
-// after it was packed is packed again, not found. The slot keeps the
-// strings, so their addresses cannot be freed and reused while
-// remembered.
+// its next owner the same string (address and length, as decoded.go
+// compares: the slot's text is not read, which another record's would be
+// cold), then its salt the same text and its types equal to the slot's
+// copy of them. A record changed in place after it was packed is packed
+// again, not found. The slot keeps the strings, so their addresses cannot
+// be freed and reused while remembered.
 type nsec3s struct {
 	slots [nsec3Slots]nsec3Slot
 	off   bool // nothing remembered: a benchmark's first-time figure
@@ -47,7 +48,7 @@ func (n *nsec3s) find(rr *dns.NSEC3) *nsec3Slot {
 		return nil
 	}
 	s := &n.slots[stringSlot(rr.NextDomain, nsec3Slots)]
-	if s.wire == nil || s.next != rr.NextDomain || s.salt != rr.Salt ||
+	if s.wire == nil || !sameString(s.next, rr.NextDomain) || s.salt != rr.Salt ||
 		s.hash != rr.Hash || s.flags != rr.Flags || s.saltLen != rr.SaltLength ||
 		s.hashLen != rr.HashLength || s.iterations != rr.Iterations || !slices.Equal(s.types, rr.TypeBitMap) {
 		return nil
