@@ -122,8 +122,8 @@ func (s *Store) warmNode(note *ahead.Note, question []byte) {
 	switch note.Step {
 	case 4:
 		n := (*Zone)(note.P).likely(note.W)
-		if n == nil {
-			note.Step = ahead.Done
+		if n == nil { // no such name: where its denial reads a random NSEC3 record, that (warmcover.go)
+			warmCover(note, (*Zone)(note.P), question)
 			return
 		}
 		note.Q = unsafe.Pointer(n)
@@ -171,6 +171,9 @@ func (s *Store) warmNode(note *ahead.Note, question []byte) {
 			}
 		}
 		note.Step = ahead.Done
+		return
+	case coverStep, coverStep2:
+		warmCoverSteps(note)
 		return
 	default:
 		return

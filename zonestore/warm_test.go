@@ -280,3 +280,56 @@ func TestWarmAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmFetchesTheCover: a question with DO for a name an NSEC3 zone
+// lacks warms, after the name's step, the NSEC3 record that covers the
+// name's hash, the one its denial reads (Zone.cover); for names beside
+// nearly every record of the chain. Without DO, or in a zone
+// without NSEC3, the warming ends at the name.
+func TestWarmFetchesTheCover(t *testing.T) {
+	zones := conformanceZones(t)
+	s := NewStore()
+	for _, z := range zones {
+		must(t, s.Publish(nil, z, false))
+	}
+	z := zones[2] // nsec3.test
+	if len(z.nsec3) < 10 {
+		t.Fatalf("nsec3.test holds %d NSEC3 records: the test tests little", len(z.nsec3))
+	}
+	covers := map[*nsec3Node]bool{}
+	for i := range 2000 {
+		name := fmt.Sprintf("absent-%d.nsec3.test.", i)
+		k, _ := key(name)
+		if z.node(k) != nil {
+			t.Fatalf("%s is in the zone", name)
+		}
+		q := question(t, name, dns.TypeA)
+		note := ahead.Note{DO: true}
+		steps := 0
+		for ; note.Step != ahead.Done && steps < 20; steps++ {
+			s.Warm(&note, q)
+		}
+		want := z.cover(k)
+		if note.Q != unsafe.Pointer(want) {
+			t.Fatalf("%s: warmed %p after %d steps, want its cover %p (%s)", name, note.Q, steps, want, want.hash)
+		}
+		covers[want] = true
+		note = ahead.Note{}
+		for steps = 0; note.Step != ahead.Done && steps < 20; steps++ {
+			s.Warm(&note, q)
+		}
+		if note.Q != nil || note.Step != ahead.Done {
+			t.Fatalf("%s without DO: %+v, want nothing past the name", name, note)
+		}
+	}
+	if len(covers) < len(z.nsec3)*9/10 {
+		t.Fatalf("names covered by %d of the %d NSEC3 records: most spans were never tried", len(covers), len(z.nsec3))
+	}
+	note := ahead.Note{DO: true}
+	for range 20 {
+		s.Warm(&note, question(t, "absent.example.org.", dns.TypeA)) // no NSEC3
+	}
+	if note.Q != nil || note.Step != ahead.Done {
+		t.Fatalf("absent.example.org.: %+v, want nothing past the name", note)
+	}
+}

@@ -37,4 +37,9 @@ type Note struct {
 	Step int
 	P, Q unsafe.Pointer // kept alive while the query holds its Note
 	W    uint64
+	// DO is set by the caller before the first call, where the query's
+	// OPT record asks for DNSSEC (its DO bit): a Warmer may then fetch
+	// what a signed answer reads, and spare a query that does not ask
+	// the work of finding it. A Warmer keeps it as it is.
+	DO bool
 }

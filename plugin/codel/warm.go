@@ -61,6 +61,9 @@ func warmQuery(w ahead.Warmer, note *ahead.Note, qend *int, m []byte) (more bool
 	}
 	if *qend == 0 {
 		*qend = questionEnd(m)
+		if *qend > 0 {
+			note.DO = asksDO(m, *qend)
+		}
 	}
 	if *qend <= 0 {
 		return false
@@ -70,6 +73,20 @@ func warmQuery(w ahead.Warmer, note *ahead.Note, qend *int, m []byte) (more bool
 }
 
 const headerLen = 12
+
+// asksDO says whether the query m, whose one question ends at qend, asks
+// for DNSSEC: no answer or authority records, and its first additional
+// record an OPT record of the root (as a query's is) with the DO bit set.
+// A query it misreads is warmed as one that does not ask, and answered
+// as it asks.
+func asksDO(m []byte, qend int) bool {
+	if len(m) < qend+11 || binary.BigEndian.Uint32(m[6:]) != 0 || binary.BigEndian.Uint16(m[10:]) == 0 {
+		return false
+	}
+	// The owner (the root), TYPE (41), CLASS (the UDP size), then the TTL:
+	// extended RCODE, version, and the flags, DO first.
+	return m[qend] == 0 && binary.BigEndian.Uint16(m[qend+1:]) == 41 && m[qend+7]&0x80 != 0
+}
 
 // questionEnd is where m's one question ends (its name whole and
 // uncompressed, as a query's is: there is nothing before it to point to),

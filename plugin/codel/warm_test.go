@@ -125,3 +125,53 @@ func TestWarmFetchesAKeptAnswer(t *testing.T) {
 		t.Fatalf("after three warmings: note %+v; want done, the lookup's path not walked (nor the zone, one of a store of few)", p.note)
 	}
 }
+
+// TestAsksDO: a query's DO bit is read from its OPT record, the first
+// additional record after its one question, whatever its EDNS options;
+// a query without one, with DO clear, with records before it, or cut
+// short, does not ask.
+func TestAsksDO(t *testing.T) {
+	query := func(edns, do bool, edit func(*dns.Msg)) []byte {
+		m := new(dns.Msg)
+		m.SetQuestion("www.example.org.", dns.TypeA)
+		if edns {
+			m.SetEdns0(1232, do)
+			o := m.IsEdns0()
+			o.Option = append(o.Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: "0102030405060708"})
+		}
+		if edit != nil {
+			edit(m)
+		}
+		b, err := m.Pack()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	rr, _ := dns.NewRR("www.example.org. 300 IN A 192.0.2.1")
+	for _, c := range []struct {
+		what string
+		m    []byte
+		want bool
+	}{
+		{"DO", query(true, true, nil), true},
+		{"EDNS without DO", query(true, false, nil), false},
+		{"no EDNS", query(false, false, nil), false},
+		{"an answer record before the OPT", query(true, true, func(m *dns.Msg) { m.Answer = []dns.RR{rr} }), false},
+		{"an authority record before the OPT", query(true, true, func(m *dns.Msg) { m.Ns = []dns.RR{rr} }), false},
+		{"another record first in additional", query(true, true, func(m *dns.Msg) { m.Extra = append([]dns.RR{rr}, m.Extra...) }), false},
+	} {
+		qend := questionEnd(c.m)
+		if qend <= 0 {
+			t.Fatalf("%s: no question", c.what)
+		}
+		if got := asksDO(c.m, qend); got != c.want {
+			t.Errorf("%s: asks DO %v, want %v", c.what, got, c.want)
+		}
+		for n := qend; n < len(c.m); n++ { // cut short: never more than whole
+			if asksDO(c.m[:n], qend) && !c.want {
+				t.Errorf("%s cut to %d octets: asks DO", c.what, n)
+			}
+		}
+	}
+}

@@ -76,7 +76,7 @@ func (h *Handler) Warm(note *ahead.Note, question []byte) {
 		return
 	}
 	kept := note.Step != replaySteps+1
-	*note = ahead.Note{}
+	*note = ahead.Note{DO: note.DO}
 	if !kept { // the lookup's path
 		h.store.Warm(note, question)
 		return
