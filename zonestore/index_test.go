@@ -289,7 +289,7 @@ func TestSearchesBeginAtEverySlot(t *testing.T) {
 					n++
 				}
 				return n
-			}, 0}, // a bucket, as if empty
+			}, -1}, // buckets: see want below
 	} {
 		odd := 0
 		for _, k := range table.keys {
@@ -305,6 +305,21 @@ func TestSearchesBeginAtEverySlot(t *testing.T) {
 			slots += table.search(k)
 		}
 		want := (1 + 1/((1-table.load)*(1-table.load))) / 2
+		if table.load < 0 {
+			// The origins' buckets: a search goes on past each full one,
+			// so it reads 1/(1-f) of them where a share f is full and the
+			// full ones are placed independently; a hash that clusters
+			// them reads more. (Until 2026-12-06 this asked for 1.05 at
+			// most, as if none were full: with this run's seed a share of
+			// 2% to 5% is, and one run in seven failed.)
+			full := 0
+			for b := range origins.buckets {
+				if origins.buckets[b][3].hash != 0 {
+					full++
+				}
+			}
+			want = 1 / (1 - float64(full)/float64(len(origins.buckets)))
+		}
 		if mean := float64(slots) / absent; mean > 1.05*want {
 			t.Errorf("%s: a search for a key it does not hold reads %.2f slots, %.2f at its load of %.2f", table.name, mean, want, table.load)
 		}
