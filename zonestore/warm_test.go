@@ -195,7 +195,7 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 }
 
 // FuzzWarm: any octets as a question warm without a panic, in as many
-// calls as are made.
+// calls as are made, with DO and without (the NSEC3 cover's steps).
 func FuzzWarm(f *testing.F) {
 	s := NewStore()
 	for _, z := range conformanceZones(f) {
@@ -204,8 +204,9 @@ func FuzzWarm(f *testing.F) {
 	f.Add(question(f, "www.example.org.", dns.TypeA))
 	f.Add(question(f, "a.b.dname.signed.test.", dns.TypeCNAME))
 	f.Add([]byte{0xC0, 12, 0, 1, 0, 1})
+	f.Add(question(f, "absent.nsec3.test.", dns.TypeA))
 	f.Fuzz(func(t *testing.T, q []byte) {
-		var note ahead.Note
+		note := ahead.Note{DO: len(q)%2 == 0}
 		for range 10 {
 			s.Warm(&note, q)
 		}
