@@ -99,7 +99,7 @@ func TestScannedRemembersNoError(t *testing.T) {
 
 // remembered says whether c holds the scan of s.
 func remembered(c *scanned, s string) bool {
-	return c.slots[nameSlot(s)].name == s
+	return c.slotOf(nameKey(s)).name == s
 }
 
 // TestScannedSlotKeptForItsMessage: two names of one message that share a
@@ -108,15 +108,16 @@ func remembered(c *scanned, s string) bool {
 // otherwise a later name would be compressed against the wrong text.
 func TestScannedSlotKeptForItsMessage(t *testing.T) {
 	// Two names of the same length, in one slot.
-	bySlot := map[uintptr]string{}
+	var slots scanned // only its slots' addresses are used
+	bySlot := map[*scannedSlot]string{}
 	for i := range 2000 {
 		x := fmt.Sprintf("a%05d.one.example.", i)
-		bySlot[nameSlot(x)] = x
+		bySlot[slots.slotOf(nameKey(x))] = x
 	}
 	var a, b string
 	for i := 0; i < 2000 && a == ""; i++ {
 		y := fmt.Sprintf("b%05d.two.example.", i)
-		if x, ok := bySlot[nameSlot(y)]; ok {
+		if x, ok := bySlot[slots.slotOf(nameKey(y))]; ok {
 			a, b = x, y
 		}
 	}
