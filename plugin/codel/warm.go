@@ -80,12 +80,11 @@ const headerLen = 12
 // A query it misreads is warmed as one that does not ask, and answered
 // as it asks.
 func asksDO(m []byte, qend int) bool {
-	if len(m) < qend+11 || binary.BigEndian.Uint32(m[6:]) != 0 || binary.BigEndian.Uint16(m[10:]) == 0 {
+	if len(m) < headerLen || binary.BigEndian.Uint32(m[6:]) != 0 || binary.BigEndian.Uint16(m[10:]) == 0 {
 		return false
 	}
-	// The owner (the root), TYPE (41), CLASS (the UDP size), then the TTL:
-	// extended RCODE, version, and the flags, DO first.
-	return m[qend] == 0 && binary.BigEndian.Uint16(m[qend+1:]) == 41 && m[qend+7]&0x80 != 0
+	opt := m[qend:]
+	return rootOPT(opt) && opt[7]&0x80 != 0
 }
 
 // questionEnd is where m's one question ends (its name whole and
