@@ -73,8 +73,8 @@ func writeZone(t testing.TB, path string, serial int, extra ...string) {
 	}
 }
 
-// metric returns the value of one sample of the Prometheus text at addr.
-func metric(t testing.TB, addr, name string) float64 {
+// scrape returns the Prometheus text served at addr.
+func scrape(t testing.TB, addr string) []byte {
 	t.Helper()
 	resp, err := http.Get("http://" + addr + "/metrics")
 	if err != nil {
@@ -82,6 +82,13 @@ func metric(t testing.TB, addr, name string) float64 {
 	}
 	defer resp.Body.Close()
 	b, _ := io.ReadAll(resp.Body)
+	return b
+}
+
+// metric returns the value of one sample of the Prometheus text at addr.
+func metric(t testing.TB, addr, name string) float64 {
+	t.Helper()
+	b := scrape(t, addr)
 	m := regexp.MustCompile(`(?m)^` + regexp.QuoteMeta(name) + ` (\S+)$`).FindSubmatch(b)
 	if m == nil {
 		return 0

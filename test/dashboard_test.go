@@ -3,8 +3,6 @@ package test
 import (
 	"encoding/json"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -69,12 +67,7 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	m.SetQuestion("www.example.org.", dns.TypeA)
 	exchange(t, s.addr, m, true)
 
-	resp, err := http.Get("http://" + prom + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
+	body := scrape(t, prom)
 	exported := map[string]bool{}
 	for _, line := range strings.Split(string(body), "\n") {
 		if line == "" || line[0] == '#' {

@@ -2,8 +2,6 @@ package test
 
 import (
 	"fmt"
-	"io"
-	"net/http"
 	"regexp"
 	"slices"
 	"strings"
@@ -60,15 +58,9 @@ func TestResponseSizeAsMsgLen(t *testing.T) {
 // for the server label, sorted.
 func responseSizes(t *testing.T, addr string) []string {
 	t.Helper()
-	resp, err := http.Get("http://" + addr + "/metrics")
-	if err != nil {
-		t.Fatal(err)
-	}
-	body, _ := io.ReadAll(resp.Body)
-	resp.Body.Close()
 	server := regexp.MustCompile(`server="[^"]*"`)
 	var lines []string
-	for _, l := range strings.Split(string(body), "\n") {
+	for _, l := range strings.Split(string(scrape(t, addr)), "\n") {
 		if strings.HasPrefix(l, "coredns_dns_response_size_bytes") {
 			lines = append(lines, server.ReplaceAllString(l, `server=""`))
 		}
