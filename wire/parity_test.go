@@ -132,8 +132,6 @@ func parity(e *Encoder, m *dns.Msg, size int) ([]byte, error) {
 	return ours, nil
 }
 
-// optLast moves the OPT record to the end of the additional section, where
-// our encoder always writes it (and where Truncate puts it back).
 // countedAsMsgLen checks e.Len, the count of the message just encoded
 // into ours, against Msg.Len: equal, unless m asks for compression or
 // was truncated (TC), where it is not counted (-1).
@@ -165,6 +163,8 @@ func countedAsMsgLen(e *Encoder, m *dns.Msg, ours []byte) error {
 // tests that say how many were.
 var lensCounted int
 
+// optLast moves the OPT record to the end of the additional section, where
+// our encoder always writes it (and where Truncate puts it back).
 func optLast(m *dns.Msg) {
 	for i, rr := range m.Extra {
 		if rr.Header().Rrtype == dns.TypeOPT {
