@@ -57,7 +57,8 @@ func (z *Zone) coverBucket(p uint64) uint32 {
 	return hashSketch(unsafe.String(&b[0], len(b))) >> z.nsec3Buckets.shift
 }
 
-// warmCoverSteps takes the steps after warmCover's.
+// warmCoverSteps takes the steps after warmCover's: coverStep and
+// coverStep2, the only ones Warm hands it.
 func warmCoverSteps(note *ahead.Note) {
 	z := (*Zone)(note.P)
 	start := z.nsec3Buckets.start
@@ -85,8 +86,6 @@ func warmCoverSteps(note *ahead.Note) {
 		for off := range uintptr(512 / 64) { // an nsec3Home
 			ahead.Prefetch(uintptr(note.Q) + off*64)
 		}
-		note.Step = ahead.Done
-	default:
 		note.Step = ahead.Done
 	}
 }
