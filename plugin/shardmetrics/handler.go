@@ -142,7 +142,7 @@ func (h *Handler) report(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 		do:     opt != nil && opt.Do(),
 	}
 	k.proto, k.family = transport(w)
-	took := time.Duration(codel.Now() - rw.start).Seconds()
+	took := seconds(codel.Now() - rw.start)
 	hd := handles.Get().(*handle)
 	s := hd.s
 	s.mu.Lock()
@@ -238,5 +238,20 @@ func holds(zone, qname string) bool {
 		return false
 	}
 	cut := len(qname) - len(zone)
-	return (cut == 0 || qname[cut-1] == '.') && strings.EqualFold(qname[cut:], zone)
+	if cut > 0 && qname[cut-1] != '.' {
+		return false
+	}
+	// Asked in the zone's own case (lowercase) nearly always: the octets
+	// compared at once, where EqualFold folds each in turn.
+	return qname[cut:] == zone || strings.EqualFold(qname[cut:], zone)
+}
+
+// seconds is time.Duration(ns).Seconds(), without its division by a
+// second and its remainder where ns is under one: then Seconds adds 0 to
+// float64(ns)/1e9, the same float.
+func seconds(ns int64) float64 {
+	if ns > -1e9 && ns < 1e9 {
+		return float64(ns) / 1e9
+	}
+	return time.Duration(ns).Seconds()
 }

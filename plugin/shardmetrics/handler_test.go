@@ -386,6 +386,24 @@ func TestHoldsIsMatches(t *testing.T) {
 	}
 }
 
+// TestSecondsIsDurationSeconds: the duration observed is the float the
+// stock plugin's time.Since(start).Seconds() gives, at every magnitude and
+// at the edges of the shortcut.
+func TestSecondsIsDurationSeconds(t *testing.T) {
+	ns := []int64{0, 1, -1, 999_999_999, -999_999_999, 1e9, -1e9, 1e9 + 1, math.MaxInt64, math.MinInt64}
+	for v := int64(1); v < math.MaxInt64/3; v = v*3 + 1 {
+		ns = append(ns, v, v+1, -v)
+	}
+	for i := int64(0); i < 100_000; i++ {
+		ns = append(ns, i*7919, i*104_729_113)
+	}
+	for _, n := range ns {
+		if got, want := seconds(n), time.Duration(n).Seconds(); got != want {
+			t.Fatalf("seconds(%d) = %v, Seconds %v", n, got, want)
+		}
+	}
+}
+
 func TestRcodeLabelIsToString(t *testing.T) {
 	for rc := -2; rc < 5000; rc++ {
 		if got, want := rcodeLabel(rc), rcode.ToString(rc); got != want {
