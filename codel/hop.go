@@ -1,6 +1,10 @@
 package codel
 
-import "context"
+import (
+	"context"
+
+	"github.com/ontimedns/ontime/internal/ahead"
+)
 
 // A Continuation is the rest of a query's work around a slow step (an
 // ALIAS lookup over the network): the worker that serves the query hands
@@ -23,6 +27,12 @@ type Hop struct {
 	// work (the metrics' duration) starts from it instead of reading the
 	// clock again.
 	Taken int64
+	// Note is the query's warming (ahead.Note), where a worker warmed it
+	// before serving it; nil otherwise. What the warming found (an NSEC3
+	// denial's record, zonestore's warmcover.go) the plugin that answers
+	// may read instead of finding it again, once it has checked that the
+	// note is of its own question.
+	Note *ahead.Note
 }
 
 // Suspend runs c's slow step on pool, then queues its resumption on the

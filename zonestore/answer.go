@@ -6,6 +6,8 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/alias/record"
+
+	"github.com/ontimedns/ontime/internal/ahead"
 )
 
 // Response is the authoritative answer to one question, before it is packed.
@@ -110,6 +112,14 @@ func (z *Zone) LookupInto(res *Response, qname string, qtype uint16, do bool) {
 // Answer is LookupInto for a name prepared with NewName (and found with
 // Store.FindName), so a query computes its key once.
 func (z *Zone) Answer(res *Response, n Name, qtype uint16, do bool) {
+	z.AnswerWarmed(res, n, qtype, do, nil)
+}
+
+// AnswerWarmed is Answer for a query warmed with note (Store.Warm; nil:
+// none): what the warming found for the question, and checked it found
+// for it, the answer reads from note instead of finding it again (the
+// NSEC3 record that covers a name the zone lacks: warmcover.go).
+func (z *Zone) AnswerWarmed(res *Response, n Name, qtype uint16, do bool, note *ahead.Note) {
 	res.Rcode, res.Authoritative, res.QuestionInData = dns.RcodeSuccess, true, false
 	// An empty section may be a slice of the zone's, from an answer before
 	// this one: start it afresh rather than append into the zone. Not
@@ -125,7 +135,7 @@ func (z *Zone) Answer(res *Response, n Name, qtype uint16, do bool) {
 		res.Rcode = dns.RcodeServerFailure
 		return
 	}
-	l := lookup{z: z, res: res, do: do, qtype: qtype, proof: proof{z: z}}
+	l := lookup{z: z, res: res, do: do, qtype: qtype, proof: proof{z: z, warmed: note}}
 	if res.reuse {
 		l.proof.rrs, l.proof.seen = res.proofRRs[:0], res.proofSeen[:0]
 	}

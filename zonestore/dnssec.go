@@ -11,6 +11,8 @@ import (
 	"unsafe"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/ahead"
 )
 
 // Pre-signed DNSSEC: the zone's own NSEC or NSEC3 records, chosen per answer
@@ -178,9 +180,18 @@ func (z *Zone) nsecAfter(sk string) int {
 
 // proof collects the NSEC and NSEC3 records of one answer, each once.
 type proof struct {
-	z    *Zone
-	rrs  []dns.RR
-	seen []any
+	z      *Zone
+	rrs    []dns.RR
+	seen   []any
+	warmed *ahead.Note // the query's warming, where it was warmed (AnswerWarmed)
+}
+
+// cover is z.cover(k), or the record the query's warming found for k.
+func (p *proof) cover(k string) *nsec3Node {
+	if n3 := p.z.warmedCover(p.warmed, k); n3 != nil {
+		return n3
+	}
+	return p.z.cover(k)
 }
 
 func (p *proof) addNSEC(n *node) {
@@ -236,7 +247,7 @@ func (p *proof) denyName(k string, ce *node, withWildcard bool) {
 	if z.nsec3 != nil {
 		cpe, n3, next := z.closestProvable(ce, k)
 		p.addNSEC3(n3)
-		p.addNSEC3(z.cover(next))
+		p.addNSEC3(p.cover(next))
 		if withWildcard {
 			p.addNSEC3(z.wildcardCover3(cpe))
 		}
@@ -257,7 +268,7 @@ func (p *proof) expansion(k string, ce *node) {
 	z := p.z
 	if z.nsec3 != nil {
 		_, _, next := z.closestProvable(ce, k)
-		p.addNSEC3(z.cover(next))
+		p.addNSEC3(p.cover(next))
 		return
 	}
 	if len(z.nsec) > 0 {
@@ -278,7 +289,7 @@ func (p *proof) noData(n *node) {
 		}
 		_, n3, next := z.closestProvable(n, n.key)
 		p.addNSEC3(n3)
-		p.addNSEC3(z.cover(next))
+		p.addNSEC3(p.cover(next))
 		return
 	}
 	if n.get(dns.TypeNSEC) != nil {

@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"encoding/binary"
+	"hash/maphash"
 	"unsafe"
 
 	"github.com/miekg/dns"
@@ -24,6 +25,12 @@ import (
 // the name's parent exists, as under a flood of random labels below the
 // apex. Where it does not, the record fetched is not the one read, and
 // the query is answered as any other.
+//
+// Where the search of the bucket's prefixes alone tells which record
+// covers the hash (no record's prefix is the hash's own), the note says
+// which, and of which name (warmedCover): the denial reads the record from
+// it instead of hashing the name and searching again, a second SHA-1 and
+// a search of the bucket a query.
 const (
 	coverStep  = 16 // the bucket fetched
 	coverStep2 = 17 // the prefixes and the records' places fetched
@@ -59,7 +66,7 @@ func (z *Zone) coverBucket(p uint64) uint32 {
 
 // warmCoverSteps takes the steps after warmCover's: coverStep and
 // coverStep2, the only ones Warm hands it.
-func warmCoverSteps(note *ahead.Note) {
+func warmCoverSteps(note *ahead.Note, question []byte) {
 	z := (*Zone)(note.P)
 	start := z.nsec3Buckets.start
 	b := z.coverBucket(note.W)
@@ -78,6 +85,10 @@ func warmCoverSteps(note *ahead.Note) {
 		for i < hi && z.nsec3Prefix[i] < note.W {
 			i++
 		}
+		// Every record before i sorts before the hash (those of earlier
+		// buckets too); every one from i on after it, unless i's prefix is
+		// the hash's, which only the whole hashes order.
+		known := i == hi || z.nsec3Prefix[i] != note.W
 		if i--; i < 0 {
 			i = len(z.nsec3) - 1 // the chain wraps round
 		}
@@ -87,5 +98,33 @@ func warmCoverSteps(note *ahead.Note) {
 			ahead.Prefetch(uintptr(note.Q) + off*64)
 		}
 		note.Step = ahead.Done
+		if known {
+			var room [maxName + 8]byte
+			if k, ok := lowerWire(&room, question); ok {
+				note.W, note.V = uint64(i), coverCheck(k)
+			}
+		}
 	}
+}
+
+// coverCheck is what a note keeps of the name whose hash's cover it found
+// (warmCoverSteps), for warmedCover to tell it is the name it denies: a
+// hash of its key that is never 0, the note's V before (and where the
+// note is of anything else).
+func coverCheck(k string) uint64 { return maphash.String(coverSeed, k) | 1 }
+
+var coverSeed = maphash.MakeSeed()
+
+// warmedCover returns the NSEC3 record that covers the hash of the name
+// with wire key k, where note (the query's warming, or nil) found it for
+// that name in z; nil otherwise. The record is z's own, found at the
+// index the note keeps: a note of another step, another zone or version
+// of it, or another name (a plugin before this one may have rewritten the
+// question) gives nil, and the caller hashes the name.
+func (z *Zone) warmedCover(note *ahead.Note, k string) *nsec3Node {
+	if note == nil || note.V == 0 || note.Step != ahead.Done || note.P != unsafe.Pointer(z) ||
+		note.W >= uint64(len(z.nsec3)) || unsafe.Pointer(z.nsec3[note.W]) != note.Q || note.V != coverCheck(k) {
+		return nil
+	}
+	return z.nsec3[note.W]
 }

@@ -32,11 +32,13 @@ const Done = -1
 
 // Note is what a Warmer keeps of one query from one call to the next:
 // how far it got (Done when it is through), and what it found. Zero for a
-// query not yet warmed.
+// query not yet warmed. The server may hand the note to the plugin that
+// answers the query (codel's Hop.Note), which may read what its Warmer
+// found there instead of finding it again.
 type Note struct {
 	Step int
 	P, Q unsafe.Pointer // kept alive while the query holds its Note
-	W    uint64
+	W, V uint64
 	// DO is set by the caller before the first call, where the query's
 	// OPT record asks for DNSSEC (its DO bit): a Warmer may then fetch
 	// what a signed answer reads, and spare a query that does not ask

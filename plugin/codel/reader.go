@@ -499,6 +499,7 @@ func (p *packet) RunLocal(l codel.Local, taken int64) {
 	out := l.(*outbox)
 	out.before(p.ctx.hop.Life == nil, taken)
 	p.ctx.hop.Taken = taken
+	p.ctx.hop.Note = &p.note
 	p.w.out = out
 	if p.ctx.hop.Life != nil {
 		// Only where every plugin is known to be done with the query when

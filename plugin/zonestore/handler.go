@@ -199,7 +199,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	opt := r.IsEdns0()
 	do := opt != nil && opt.Do()
 	res := &a.res
-	z.Answer(res, name, q.Qtype, do)
+	z.AnswerWarmed(res, name, q.Qtype, do, hop.Note)
 
 	if res.Rcode == dns.RcodeNameError && len(res.Answer) == 0 && h.Fall.Through(q.Name) {
 		return chain.Next(h.Name(), h.Next, ctx, w, r)
