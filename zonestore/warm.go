@@ -173,7 +173,7 @@ func (s *Store) warmNode(note *ahead.Note, question []byte) {
 		note.Step = ahead.Done
 		return
 	case coverStep, coverStep2:
-		warmCoverSteps(note, question)
+		warmCoverSteps(note)
 		return
 	default:
 		return

@@ -1,6 +1,7 @@
 package zonestore
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 	"testing"
@@ -205,10 +206,31 @@ func FuzzWarm(f *testing.F) {
 	f.Add(question(f, "a.b.dname.signed.test.", dns.TypeCNAME))
 	f.Add([]byte{0xC0, 12, 0, 1, 0, 1})
 	f.Add(question(f, "absent.nsec3.test.", dns.TypeA))
+	f.Add(question(f, "absent1.nsec3.test.", dns.TypeA))   // of even length: with DO, its cover read from the note
+	f.Add(question(f, "x.absent1.nsec3.test.", dns.TypeA)) // the same, the note's name not the one denied
 	f.Fuzz(func(t *testing.T, q []byte) {
 		note := ahead.Note{DO: len(q)%2 == 0}
 		for range 10 {
 			s.Warm(&note, q)
+		}
+		// What the answer reads from the note (warmcover.go) is what it
+		// would find without it.
+		name, off, err := dns.UnpackDomainName(q, 0)
+		if err != nil || off+2 > len(q) {
+			return
+		}
+		n, err := NewName(name)
+		if err != nil {
+			return
+		}
+		if z := s.FindName(n); z != nil {
+			qtype := binary.BigEndian.Uint16(q[off:])
+			var warmed, cold Response
+			z.AnswerWarmed(&warmed, n, qtype, note.DO, &note)
+			z.AnswerWarmed(&cold, n, qtype, note.DO, nil)
+			if got, want := responseText(&warmed), responseText(&cold); got != want {
+				t.Fatalf("%s %d warmed (%+v):\n%s\nwant:\n%s", name, qtype, note, got, want)
+			}
 		}
 	})
 }

@@ -53,6 +53,7 @@ func warmCover(note *ahead.Note, z *Zone, question []byte) {
 	var hroom [32]byte
 	h := z.appendHash(hroom[:0], k)
 	note.W = prefix8(unsafe.String(unsafe.SliceData(h), len(h)))
+	note.V = coverCheck(k) // of the name hashed, whatever a later call is given
 	ahead.Prefetch(uintptr(unsafe.Pointer(&z.nsec3Buckets.start[z.coverBucket(note.W)])))
 	note.Step = coverStep
 }
@@ -66,7 +67,7 @@ func (z *Zone) coverBucket(p uint64) uint32 {
 
 // warmCoverSteps takes the steps after warmCover's: coverStep and
 // coverStep2, the only ones Warm hands it.
-func warmCoverSteps(note *ahead.Note, question []byte) {
+func warmCoverSteps(note *ahead.Note) {
 	z := (*Zone)(note.P)
 	start := z.nsec3Buckets.start
 	b := z.coverBucket(note.W)
@@ -98,19 +99,16 @@ func warmCoverSteps(note *ahead.Note, question []byte) {
 			ahead.Prefetch(uintptr(note.Q) + off*64)
 		}
 		note.Step = ahead.Done
-		if known {
-			var room [maxName + 8]byte
-			if k, ok := lowerWire(&room, question); ok {
-				note.W, note.V = uint64(i), coverCheck(k)
-			}
+		if note.W = uint64(i); !known {
+			note.V = 0
 		}
 	}
 }
 
-// coverCheck is what a note keeps of the name whose hash's cover it found
-// (warmCoverSteps), for warmedCover to tell it is the name it denies: a
-// hash of its key that is never 0, the note's V before (and where the
-// note is of anything else).
+// coverCheck is what a note keeps of the name warmCover hashed (its V),
+// for warmedCover to tell that the name a denial hashes is that one: a
+// hash of its key, never 0. A note whose search of the prefixes did not
+// tell the record, and a note of any other step, has V 0.
 func coverCheck(k string) uint64 { return maphash.String(coverSeed, k) | 1 }
 
 var coverSeed = maphash.MakeSeed()
