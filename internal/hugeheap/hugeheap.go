@@ -21,6 +21,11 @@
 // 2026-12-06). Where the scavenger gives back part of a huge page later,
 // the kernel splits it.
 //
+// Memory made later, while the server answers, is not collapsed; a large
+// object made then and read all over (replay's slots) may be advised
+// before it is written (Advise), so that the kernel backs it with huge
+// pages as it is first written, and no collapse is needed.
+//
 // A collapse is not for a server that is answering: it copies the chunk
 // with the process's page tables locked, 5 ms a chunk on the machine
 // measured, and the goroutine in the system call keeps its P meanwhile.

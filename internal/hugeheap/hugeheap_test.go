@@ -4,8 +4,11 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 	"unsafe"
 )
@@ -200,4 +203,67 @@ func TestPassCollapsesTheHeap(t *testing.T) {
 	}
 	kept = nil
 	runtime.KeepAlive(sparse)
+}
+
+// vmstat reads a counter of /proc/vmstat.
+func vmstat(t *testing.T, name string) int {
+	t.Helper()
+	text, err := os.ReadFile("/proc/vmstat")
+	if err != nil {
+		t.Skip(err)
+	}
+	for line := range strings.Lines(string(text)) {
+		if f := strings.Fields(line); len(f) == 2 && f[0] == name {
+			n, err := strconv.Atoi(f[1])
+			if err != nil {
+				t.Fatal(err)
+			}
+			return n
+		}
+	}
+	return 0
+}
+
+// TestAdviseBacksWithHugePages: a large object advised before it is
+// written is in huge pages once written, its chunks that lie wholly inside
+// it, and holds what was written. In a process of its own, whose heap has
+// held nothing else: memory the heap had written before is not fresh from
+// the kernel, and stays in the pages it has (-count 2 found it so).
+func TestAdviseBacksWithHugePages(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	if thp, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil || strings.Contains(string(thp), "[never]") {
+		t.Skipf("transparent huge pages off: %q %v", thp, err)
+	}
+	if os.Getenv("HUGEHEAP_ADVISE_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestAdviseBacksWithHugePages$", "-test.v")
+		cmd.Env = append(os.Environ(), "HUGEHEAP_ADVISE_CHILD=1")
+		out, err := cmd.CombinedOutput()
+		t.Logf("%s", out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	b := make([]byte, 16<<20) // fresh from the kernel: not yet resident
+	hugeBefore, fallbackBefore := rollup(t, "AnonHugePages"), vmstat(t, "thp_fault_fallback")
+	Advise(unsafe.Pointer(&b[0]), uintptr(len(b)))
+	for i := 0; i < len(b); i += os.Getpagesize() {
+		b[i] = byte(i >> 12)
+	}
+	huge := rollup(t, "AnonHugePages") - hugeBefore
+	if fallback := vmstat(t, "thp_fault_fallback") - fallbackBefore; huge < 12<<10 && fallback > 0 {
+		t.Skipf("the kernel had no huge page free for %d faults", fallback)
+	}
+	// 7 of the 8 chunks at least lie wholly inside the object.
+	if huge < 12<<10 {
+		t.Errorf("huge pages grew by %d kB, want 12 MiB of the object's 16 at least", huge)
+	}
+	for i := 0; i < len(b); i += os.Getpagesize() {
+		if b[i] != byte(i>>12) {
+			t.Fatalf("the object changed at %d", i)
+		}
+	}
+	runtime.KeepAlive(b)
 }

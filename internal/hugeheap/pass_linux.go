@@ -70,3 +70,17 @@ func madvise(addr, n uintptr, advice int) unix.Errno {
 	_, _, errno := unix.Syscall(unix.SYS_MADVISE, addr, n, uintptr(advice))
 	return errno
 }
+
+// Advise asks for huge pages for the 2 MiB chunks wholly inside [p, p+n),
+// memory the caller has just allocated and not yet touched: the kernel
+// backs them with huge pages as they are first written (MADV_HUGEPAGE).
+func Advise(p unsafe.Pointer, n uintptr) {
+	if !Enabled() {
+		return
+	}
+	start := (uintptr(p) + ChunkSize - 1) &^ (ChunkSize - 1)
+	end := (uintptr(p) + n) &^ (ChunkSize - 1)
+	if start < end {
+		madvise(start, end-start, unix.MADV_HUGEPAGE)
+	}
+}
