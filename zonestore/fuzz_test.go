@@ -66,3 +66,14 @@ func conformanceZones(tb testing.TB) []*Zone {
 	}
 	return zones
 }
+
+// conformanceStore is a Store that serves the conformance zones, and the
+// zones (example.org, signed.test, nsec3.test).
+func conformanceStore(tb testing.TB) (*Store, []*Zone) {
+	zones := conformanceZones(tb)
+	s := NewStore()
+	for _, z := range zones {
+		must(tb, s.Publish(nil, z, false))
+	}
+	return s, zones
+}

@@ -198,10 +198,7 @@ func TestWarmFollowsTheLookup(t *testing.T) {
 // FuzzWarm: any octets as a question warm without a panic, in as many
 // calls as are made, with DO and without (the NSEC3 cover's steps).
 func FuzzWarm(f *testing.F) {
-	s := NewStore()
-	for _, z := range conformanceZones(f) {
-		must(f, s.Publish(nil, z, false))
-	}
+	s, _ := conformanceStore(f)
 	f.Add(question(f, "www.example.org.", dns.TypeA))
 	f.Add(question(f, "a.b.dname.signed.test.", dns.TypeCNAME))
 	f.Add([]byte{0xC0, 12, 0, 1, 0, 1})
@@ -310,11 +307,7 @@ func TestWarmAllocatesNothing(t *testing.T) {
 // nearly every record of the chain. Without DO, or in a zone
 // without NSEC3, the warming ends at the name.
 func TestWarmFetchesTheCover(t *testing.T) {
-	zones := conformanceZones(t)
-	s := NewStore()
-	for _, z := range zones {
-		must(t, s.Publish(nil, z, false))
-	}
+	s, zones := conformanceStore(t)
 	z := zones[2] // nsec3.test
 	if len(z.nsec3) < 10 {
 		t.Fatalf("nsec3.test holds %d NSEC3 records: the test tests little", len(z.nsec3))

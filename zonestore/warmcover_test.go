@@ -44,11 +44,7 @@ func warmedAnswer(t *testing.T, z *Zone, name string, qtype uint16, note *ahead.
 // next closer name the question, the note's) and below a name the zone
 // lacks (the note's name is not the one denied), in any case.
 func TestWarmedCoverAnswersAsHashed(t *testing.T) {
-	zones := conformanceZones(t)
-	s := NewStore()
-	for _, z := range zones {
-		must(t, s.Publish(nil, z, false))
-	}
+	s, zones := conformanceStore(t)
 	z := zones[2] // nsec3.test
 	read := 0
 	for i := range 1000 {
@@ -85,11 +81,7 @@ func TestWarmedCoverAnswersAsHashed(t *testing.T) {
 // version and record it was made for; a note that names another record
 // of the zone, for its name, is read (so the denial does read it).
 func TestWarmedCoverChecksItsNote(t *testing.T) {
-	zones := conformanceZones(t)
-	s := NewStore()
-	for _, z := range zones {
-		must(t, s.Publish(nil, z, false))
-	}
+	s, zones := conformanceStore(t)
 	z := zones[2]
 	const name, other = "absent-1.nsec3.test.", "absent-2.nsec3.test."
 	k, _ := key(name)
