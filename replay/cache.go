@@ -1,14 +1,14 @@
 package replay
 
 import (
-	"unsafe"
-
 	"bytes"
-	"github.com/ontimedns/ontime/internal/hugeheap"
 	"hash/maphash"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/internal/hugeheap"
 )
 
 // MaxWire is the longest answer a Cache keeps: the EDNS buffer size of

@@ -6,7 +6,6 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/alias/record"
-
 	"github.com/ontimedns/ontime/internal/ahead"
 )
 
@@ -115,10 +114,11 @@ func (z *Zone) Answer(res *Response, n Name, qtype uint16, do bool) {
 	z.AnswerWarmed(res, n, qtype, do, nil)
 }
 
-// AnswerWarmed is Answer for a query warmed with note (Store.Warm; nil:
-// none): what the warming found for the question, and checked it found
-// for it, the answer reads from note instead of finding it again (the
-// NSEC3 record that covers a name the zone lacks: warmcover.go).
+// AnswerWarmed is Answer for a query that was warmed, with its note
+// (Store.Warm; nil: none). What the warming found for the question (the
+// NSEC3 record that covers a name the zone lacks: warmcover.go) the answer
+// reads from the note instead of finding it again, once it has checked
+// that the note found it for that name in this version of the zone.
 func (z *Zone) AnswerWarmed(res *Response, n Name, qtype uint16, do bool, note *ahead.Note) {
 	res.Rcode, res.Authoritative, res.QuestionInData = dns.RcodeSuccess, true, false
 	// An empty section may be a slice of the zone's, from an answer before

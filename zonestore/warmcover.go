@@ -107,8 +107,8 @@ func warmCoverSteps(note *ahead.Note) {
 
 // coverCheck is what a note keeps of the name warmCover hashed (its V),
 // for warmedCover to tell that the name a denial hashes is that one: a
-// hash of its key, never 0. A note whose search of the prefixes did not
-// tell the record, and a note of any other step, has V 0.
+// hash of its key, never 0. A note of any other warming, and one whose
+// search of the prefixes did not tell the record, has V 0.
 func coverCheck(k string) uint64 { return maphash.String(coverSeed, k) | 1 }
 
 var coverSeed = maphash.MakeSeed()
