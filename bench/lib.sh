@@ -36,3 +36,56 @@ cpu_total() {
 	read -r u s < <(cpu_ticks "$1")
 	echo $((u + s))
 }
+
+# knot_conf DIR PORT ZONE WORKERS: Knot DNS's configuration, DIR/knot.conf,
+# to serve the zone file ZONE (bench.example) on 127.0.0.1:PORT with WORKERS
+# UDP workers, one TCP and one background worker; DIR is its run and
+# storage directory. DIR and ZONE are relative to the repository's root.
+knot_conf() {
+	cat > "$1/knot.conf" <<EOC
+server:
+    listen: 127.0.0.1@$2
+    rundir: $PWD/$1
+    udp-workers: $4
+    tcp-workers: 1
+    background-workers: 1
+$( [ "$(id -u)" = 0 ] && echo "    user: root:root" )
+database:
+    storage: $PWD/$1
+log:
+  - target: stderr
+    any: error
+zone:
+  - domain: bench.example
+    file: $PWD/$3
+    zonefile-sync: -1
+    journal-content: none
+EOC
+}
+
+# nsd_conf DIR PORT ZONE SERVERS: NSD's configuration, DIR/nsd.conf, the
+# same way, with SERVERS server processes. NSD logs to DIR/log.
+nsd_conf() {
+	cat > "$1/nsd.conf" <<EOC
+server:
+    ip-address: 127.0.0.1
+    port: $2
+    server-count: $4
+    username: ""
+    chroot: ""
+    zonesdir: "$PWD/$1"
+    database: ""
+    zonelistfile: "$PWD/$1/zone.list"
+    pidfile: "$PWD/$1/nsd.pid"
+    xfrdfile: "$PWD/$1/xfrd.state"
+    xfrdir: "$PWD/$1"
+    logfile: "$PWD/$1/log"
+    verbosity: 0
+    rrl-ratelimit: 0 # Debian builds NSD with response rate limiting on (200/s a /24): off, as for the others
+remote-control:
+    control-enable: no
+zone:
+    name: bench.example
+    zonefile: "$PWD/$3"
+EOC
+}

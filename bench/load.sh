@@ -263,50 +263,11 @@ start_server() { # name -> starts it on $port, sets $pid
 		GOMAXPROCS=1 taskset -c 0 "$out/bin/floor" -addr "127.0.0.1:$port" -batch 32 > "$dir/log" 2>&1 &
 		;;
 	knot)
-		cat > "$dir/knot.conf" <<EOC
-server:
-    listen: 127.0.0.1@$port
-    rundir: $PWD/$dir
-    udp-workers: $ncores
-    tcp-workers: 1
-    background-workers: 1
-$( [ "$(id -u)" = 0 ] && echo "    user: root:root" )
-database:
-    storage: $PWD/$dir
-log:
-  - target: stderr
-    any: error
-zone:
-  - domain: bench.example
-    file: $PWD/$zone
-    zonefile-sync: -1
-    journal-content: none
-EOC
+		knot_conf "$dir" "$port" "$zone" "$ncores"
 		taskset -c $srv_cpus knotd -c "$dir/knot.conf" > "$dir/log" 2>&1 &
 		;;
 	nsd)
-		cat > "$dir/nsd.conf" <<EOC
-server:
-    ip-address: 127.0.0.1
-    port: $port
-    server-count: $ncores
-    username: ""
-    chroot: ""
-    zonesdir: "$PWD/$dir"
-    database: ""
-    zonelistfile: "$PWD/$dir/zone.list"
-    pidfile: "$PWD/$dir/nsd.pid"
-    xfrdfile: "$PWD/$dir/xfrd.state"
-    xfrdir: "$PWD/$dir"
-    logfile: "$PWD/$dir/log"
-    verbosity: 0
-    rrl-ratelimit: 0 # Debian builds NSD with response rate limiting on (200/s a /24): off, as for the others
-remote-control:
-    control-enable: no
-zone:
-    name: bench.example
-    zonefile: "$PWD/$zone"
-EOC
+		nsd_conf "$dir" "$port" "$zone" "$ncores"
 		# -d: stay in the foreground, so that $! is the server to kill.
 		taskset -c $srv_cpus nsd -d -c "$dir/nsd.conf" > "$dir/log" 2>&1 &
 		;;

@@ -34,6 +34,15 @@
 # options for both: the flood of load.sh's FLOOD=100, say, with
 # QUERIES=bench/out/queries-flood.txt (load.sh writes it).
 #
+# PEER=knot (or nsd) puts that server, pinned to CPU 0 with one UDP worker
+# (one server process), in the old build's place, and BASE is not needed:
+# ontime against its peer on the same core at the same time, where runs of
+# one server after the other (load.sh) read the unsigned flood 0.80x to
+# 0.91x Knot within one hour (bench/README.md, 2026-12-06 23:17).
+#
+#   PEER=knot RATE=max SECONDS_PER_RUN=6 ROUNDS=8 bash bench/pair.sh
+#   PEER=knot RATE=max QUERIES=bench/out/queries-flood.txt bash bench/pair.sh
+#
 # Prints each round's CPU milliseconds and the ratio new/old, and their
 # median. CPU time is read from /proc/PID/task/*/schedstat (nanoseconds on
 # a CPU, every thread of the server). Bounded: ROUNDS runs of
@@ -43,7 +52,12 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh
 
-BASE=${BASE:?BASE names the commit to compare the working tree with}
+PEER=${PEER:-}
+case "$PEER" in
+"" | knot | nsd) ;;
+*) echo "PEER is knot or nsd"; exit 1 ;;
+esac
+[ -n "$PEER" ] || BASE=${BASE:?BASE names the commit to compare the working tree with}
 RATE=${RATE:-2000}
 ROUNDS=${ROUNDS:-5}
 SECS=${SECONDS_PER_RUN:-12}
@@ -55,10 +69,12 @@ out=bench/out/pair
 mkdir -p "$out"
 
 go build -o "$out/coredns-new" ./cmd/coredns
-rm -rf "$out/base-src"
-git worktree add -f --detach "$out/base-src" "$BASE" >/dev/null
-(cd "$out/base-src" && go build -o ../coredns-old ./cmd/coredns)
-git worktree remove -f "$out/base-src"
+if [ -z "$PEER" ]; then
+	rm -rf "$out/base-src"
+	git worktree add -f --detach "$out/base-src" "$BASE" >/dev/null
+	(cd "$out/base-src" && go build -o ../coredns-old ./cmd/coredns)
+	git worktree remove -f "$out/base-src"
+fi
 go build -o bench/out/bin/loadgen ./bench/loadgen
 [ -s bench/out/db.bench ] && [ -s bench/out/queries.txt ] ||
 	go run ./bench/genzone -hosts 50000 -zone bench/out/db.bench -queries bench/out/queries.txt
@@ -67,8 +83,14 @@ pids=()
 cleanup() { for p in "${pids[@]:-}"; do kill "$p" 2>/dev/null || true; done; }
 trap cleanup EXIT
 
-# cpu_ns PID: the time every thread of PID has run, in nanoseconds.
-cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ns += $1} END {printf "%.0f\n", ns}'; }
+# cpu_ns PID: the time every thread of PID and of its descendants (NSD
+# serves from a child) has run, in nanoseconds.
+cpu_ns() {
+	local p ns
+	ns=$(cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ns += $1} END {printf "%.0f\n", ns}')
+	for p in $(pgrep -P "$1"); do ns=$((ns + $(cpu_ns "$p"))); done
+	echo "$ns"
+}
 
 port() { [ "$1" = old ] && echo 15761 || echo 15771; }
 for v in old new; do
@@ -78,7 +100,8 @@ done
 
 load=(-rate "$RATE")
 [ "$RATE" = max ] && load=(-inflight 200 -batch 32 -sockets 4 -max 1000000000)
-echo "$RATE queries/s to each for ${SECS}s, $ROUNDS rounds; BASE=$BASE (old) against the working tree (new)"
+against=${PEER:-BASE=$BASE}
+echo "$RATE queries/s to each for ${SECS}s, $ROUNDS rounds; $against (old) against the working tree (new)"
 rounds=$out/rounds.txt
 : > "$rounds"
 for i in $(seq "$ROUNDS"); do
@@ -86,11 +109,25 @@ for i in $(seq "$ROUNDS"); do
 	order="old new"
 	[ $((i % 2)) = 0 ] && order="new old" # which starts first, alternated
 	for v in $order; do
-		GOMAXPROCS=1 taskset -c 0 "$out/coredns-$v" -conf "$out/Corefile.$v" -quiet > "$out/$v.log" 2>&1 &
+		if [ "$v" = old ] && [ -n "$PEER" ]; then
+			rm -rf "$out/$PEER" && mkdir -p "$out/$PEER"
+			case $PEER in
+			knot)
+				knot_conf "$out/$PEER" "$(port old)" "$ZONE" 1
+				taskset -c 0 knotd -c "$out/$PEER/knot.conf" > "$out/old.log" 2>&1 &
+				;;
+			nsd)
+				nsd_conf "$out/$PEER" "$(port old)" "$ZONE" 1
+				taskset -c 0 nsd -d -c "$out/$PEER/nsd.conf" > "$out/old.log" 2>&1 & # -d: $! is the server
+				;;
+			esac
+		else
+			GOMAXPROCS=1 taskset -c 0 "$out/coredns-$v" -conf "$out/Corefile.$v" -quiet > "$out/$v.log" 2>&1 &
+		fi
 		srv[$v]=$!
 		pids+=("$!")
 	done
-	for v in old new; do answering "$(port $v)" bench.example || { echo "$v did not start"; cat "$out/$v.log"; exit 1; }; done
+	for v in old new; do answering "$(port $v)" bench.example 600 || { echo "$v did not start"; cat "$out/$v.log"; exit 1; }; done
 	if [ "$RATE" = max ]; then # the CPU of the whole run, against the answers of the whole run
 		sleep 1
 		o0=$(cpu_ns "${srv[old]}") n0=$(cpu_ns "${srv[new]}")
