@@ -119,11 +119,11 @@ func (e *Encoder) Encode(dst []byte, m *dns.Msg, size int) ([]byte, error) {
 	// The header's place is held by zeros, so that len(e.buf) is always
 	// the offset a compression pointer needs; it is written last.
 	e.buf = append(dst[:0], make([]byte, headerLen)...)
-	soa := negativeSOA(m, opt)
-	if soa != nil && e.fromTemplate(soa, m.Question[0], budget) {
-		n := &e.negs[negativeSlot(soa)]
-		e.counted(m, opt, len(e.buf)-len(n.section)+n.soaLen) // the question is written whole
-		return e.finish(m, opt, [3]int{0, 1, 0}, false), nil
+	neg, negKey := negativeSection(m, opt)
+	if neg != nil && e.fromTemplate(neg, negKey, m.Question[0], budget) {
+		n := e.negativeSlot(negKey)
+		e.counted(m, opt, len(e.buf)-len(n.section)+n.ulen) // the question is written whole
+		return e.finish(m, opt, [3]int{0, len(neg), 0}, false), nil
 	}
 	ulen := headerLen
 	for _, q := range m.Question {
@@ -133,6 +133,7 @@ func (e *Encoder) Encode(dst []byte, m *dns.Msg, size int) ([]byte, error) {
 		e.buf = append(e.buf, byte(q.Qtype>>8), byte(q.Qtype), byte(q.Qclass>>8), byte(q.Qclass))
 		ulen += e.nameLen + 4
 	}
+	qulen := ulen
 
 	// Records go in whole RRsets (an RRSIG with the set it covers); when
 	// one would pass the budget, the message ends before its set.
@@ -180,8 +181,8 @@ sections:
 		}
 	}
 
-	if soa != nil && counts == [3]int{0, 1, 0} {
-		e.keepTemplate(soa)
+	if neg != nil && counts == [3]int{0, len(neg), 0} {
+		e.keepTemplate(neg, negKey, ulen-qulen)
 	}
 	if !truncated {
 		e.counted(m, opt, ulen)

@@ -25,6 +25,18 @@ func FuzzEncode(f *testing.F) {
 	if b, err := nx.Pack(); err == nil {
 		f.Add(b, uint16(512))
 	}
+	// A signed one: the SOA, an NSEC record, and their signatures.
+	const sig = " 13 2 300 20270105203847 20261206203847 27474 example.org. cRBApZFNkuSwqVrAo8IE720DTOp8BNlC5p6QohD7tilwJmxycOQdEtGktUXC3imbhoLu6i3xGcBONJGkSnl6nw=="
+	nsec := withReply("x.example.org.", dns.TypeA, nil, rrs(
+		"example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 1 7200 3600 1209600 300",
+		"example.org. 3600 IN RRSIG SOA"+sig,
+		"w.example.org. 300 IN NSEC y.example.org. A RRSIG NSEC",
+		"w.example.org. 300 IN RRSIG NSEC"+sig), nil)
+	nsec.Rcode = dns.RcodeNameError
+	nsec.SetEdns0(1232, true)
+	if b, err := nsec.Pack(); err == nil {
+		f.Add(b, uint16(1232))
+	}
 	e := NewEncoder()
 	f.Fuzz(func(t *testing.T, data []byte, size uint16) {
 		var m dns.Msg
@@ -50,12 +62,14 @@ func FuzzEncode(f *testing.F) {
 	})
 }
 
-// negativeAgain asks a negative answer's SOA record again with other
-// questions (above, below and beside the first, and the SOA's own names),
-// through e, which keeps templates: each must be the long way's octets,
-// from a fresh encoder.
+// negativeAgain asks a negative answer's authority section (its SOA, and
+// any signatures and NSEC records after it) again with other questions
+// (above, below and beside the first, the SOA's own names, the records'
+// owners and names under them), through e, which keeps templates: each
+// must be the long way's octets, from a fresh encoder. Each is asked
+// twice, so that a section is kept (the second time its slot packs it).
 func negativeAgain(t *testing.T, e *Encoder, m *dns.Msg, size int) {
-	if len(m.Question) != 1 || len(m.Ns) != 1 {
+	if len(m.Question) != 1 || len(m.Ns) == 0 {
 		return
 	}
 	soa, ok := m.Ns[0].(*dns.SOA)
@@ -67,13 +81,18 @@ func negativeAgain(t *testing.T, e *Encoder, m *dns.Msg, size int) {
 	if i, end := dns.NextLabel(q, 0); !end {
 		names = append(names, q[i:])
 	}
+	for _, rr := range m.Ns[1:] {
+		names = append(names, rr.Header().Name, "x."+rr.Header().Name)
+	}
 	for _, name := range names {
 		again := *m
 		again.Question = []dns.Question{{Name: name, Qtype: m.Question[0].Qtype, Qclass: m.Question[0].Qclass}}
-		got, err := e.Encode(nil, &again, size)
-		want, werr := NewEncoder().Encode(nil, &again, size)
-		if (err == nil) != (werr == nil) || string(got) != string(want) {
-			t.Fatalf("%s asked again as %q: %v\n got %x\nwant %x (%v)", q, name, err, got, want, werr)
+		for range 2 {
+			got, err := e.Encode(nil, &again, size)
+			want, werr := NewEncoder().Encode(nil, &again, size)
+			if (err == nil) != (werr == nil) || string(got) != string(want) {
+				t.Fatalf("%s asked again as %q: %v\n got %x\nwant %x (%v)", q, name, err, got, want, werr)
+			}
 		}
 	}
 }
