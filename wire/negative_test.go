@@ -40,14 +40,7 @@ func TestNegativeTemplateIsTheLongWay(t *testing.T) {
 		"example.org. 60 IN SOA ns1.example.org. hostmaster.example.org. 2 7200 3600 1209600 300",
 	)
 	r := rand.New(rand.NewPCG(1, 2))
-	label := func() string {
-		const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
-		b := make([]byte, 1+r.IntN(12))
-		for i := range b {
-			b[i] = letters[r.IntN(len(letters))]
-		}
-		return string(b)
-	}
+	label := func() string { return randomLabel(r) }
 	questions := func(soa *dns.SOA) []string {
 		owner := soa.Hdr.Name
 		under := func(name string) string {
@@ -204,14 +197,7 @@ func TestSignedNegativeTemplateIsTheLongWay(t *testing.T) {
 		cat(soa, nsec3("0p9mhaveqvm6t7vbl5lop2u3t2rp3tom", "0p9mhaveqvm6t7vbl5lop2u3t2rp3ton")),
 	}
 	r := rand.New(rand.NewPCG(3, 4))
-	label := func() string {
-		const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
-		b := make([]byte, 1+r.IntN(12))
-		for i := range b {
-			b[i] = letters[r.IntN(len(letters))]
-		}
-		return string(b)
-	}
+	label := func() string { return randomLabel(r) }
 	questions := func(sec []dns.RR) []string {
 		qs := []string{"example.org.", "EXAMPLE.org.", `a\.b.example.org.`, strings.Repeat("abcdefghi.", 24) + "example.org."}
 		for _, rr := range sec {
@@ -323,6 +309,17 @@ func TestNegativeTemplateKeptWhenPackedTwice(t *testing.T) {
 	if ask(e, a, "a.example.org.") || ask(e, b, "b.example.org.") || ask(e, a, "c.example.org.") || ask(e, a, "d.example.org.") || !ask(e, a, "e.example.org.") {
 		t.Fatal("want a section kept the second time in a row its slot packs it")
 	}
+}
+
+// randomLabel is a label of 1 to 12 letters (of either case), digits and
+// hyphens.
+func randomLabel(r *rand.Rand) string {
+	const letters = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-"
+	b := make([]byte, 1+r.IntN(12))
+	for i := range b {
+		b[i] = letters[r.IntN(len(letters))]
+	}
+	return string(b)
 }
 
 // cat returns the records of sets, in order, in a new slice.
