@@ -67,10 +67,12 @@ type negative struct {
 }
 
 // negativeSlots is how many sections' templates an encoder keeps, chosen
-// by their key; maxNegative is the most records a section kept holds (the
-// SOA and two NSEC records, each with its signature, and room to spare).
+// by the top negativeBits of their key; maxNegative is the most records a
+// section kept holds (the SOA and two NSEC records, each with its
+// signature, and room to spare).
 const (
-	negativeSlots = 16
+	negativeBits  = 4
+	negativeSlots = 1 << negativeBits
 	maxNegative   = 8
 )
 
@@ -116,7 +118,7 @@ func recordAddr(rr dns.RR) unsafe.Pointer {
 }
 
 // negativeSlot is the slot of the section whose key is key: its top bits.
-func (e *Encoder) negativeSlot(key uint64) *negative { return &e.negs[key>>60] }
+func (e *Encoder) negativeSlot(key uint64) *negative { return &e.negs[key>>(64-negativeBits)] }
 
 // holdsSection says whether the template holds the section sec of key.
 func (n *negative) holdsSection(sec []dns.RR, key uint64) bool {
