@@ -169,7 +169,7 @@ func BenchmarkEncodeNegative(b *testing.B) {
 // name, where one NSEC record, the apex's, covers both; the others fall
 // between two of 512 pairs of the zone's names.
 func BenchmarkEncodeNegativeNSEC(b *testing.B) {
-	sig := "20270105203847 20261206203847 27474 example.org. cRBApZFNkuSwqVrAo8IE720DTOp8BNlC5p6QohD7tilwJmxycOQdEtGktUXC3imbhoLu6i3xGcBONJGkSnl6nw=="
+	const sig = exampleSignature
 	soa := rrs("example.org. 300 IN SOA ns1.example.org. hostmaster.example.org. 1 7200 3600 1209600 300",
 		"example.org. 300 IN RRSIG SOA 13 2 3600 "+sig)
 	apex := rrs("example.org. 300 IN NSEC ent1.example.org. NS SOA MX TXT RRSIG NSEC DNSKEY",

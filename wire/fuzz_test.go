@@ -26,7 +26,7 @@ func FuzzEncode(f *testing.F) {
 		f.Add(b, uint16(512))
 	}
 	// A signed one: the SOA, an NSEC record, and their signatures.
-	const sig = " 13 2 300 20270105203847 20261206203847 27474 example.org. cRBApZFNkuSwqVrAo8IE720DTOp8BNlC5p6QohD7tilwJmxycOQdEtGktUXC3imbhoLu6i3xGcBONJGkSnl6nw=="
+	const sig = " 13 2 300 " + exampleSignature
 	nsec := withReply("x.example.org.", dns.TypeA, nil, rrs(
 		"example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 1 7200 3600 1209600 300",
 		"example.org. 3600 IN RRSIG SOA"+sig,
