@@ -45,7 +45,9 @@
 #
 # Prints each round's CPU milliseconds and the ratio new/old, and their
 # median. CPU time is read from /proc/PID/task/*/schedstat (nanoseconds on
-# a CPU, every thread of the server). Bounded: ROUNDS runs of
+# a CPU, every thread of the server). Saturated, it also prints each
+# server's user and system time an answer over all rounds (lib.sh's
+# cpu_ticks, clock ticks of /proc/PID/stat), to split a gap between the two. Bounded: ROUNDS runs of
 # SECONDS_PER_RUN; both servers and both loadgens are stopped at exit.
 # Traffic stays on 127.0.0.1.
 set -euo pipefail
@@ -131,6 +133,8 @@ for i in $(seq "$ROUNDS"); do
 	if [ "$RATE" = max ]; then # the CPU of the whole run, against the answers of the whole run
 		sleep 1
 		o0=$(cpu_ns "${srv[old]}") n0=$(cpu_ns "${srv[new]}")
+		read -r ou0 os0 < <(cpu_ticks "${srv[old]}")
+		read -r nu0 ns0 < <(cpu_ticks "${srv[new]}")
 	fi
 	for v in $order; do
 		taskset -c 1 bench/out/bin/loadgen -server "127.0.0.1:$(port $v)" -queries "$QUERIES" \
@@ -145,13 +149,17 @@ for i in $(seq "$ROUNDS"); do
 		o1=$(cpu_ns "${srv[old]}") n1=$(cpu_ns "${srv[new]}")
 	fi
 	wait "${lg[old]}" "${lg[new]}"
-	[ "$RATE" = max ] && o1=$(cpu_ns "${srv[old]}") n1=$(cpu_ns "${srv[new]}")
+	if [ "$RATE" = max ]; then
+		o1=$(cpu_ns "${srv[old]}") n1=$(cpu_ns "${srv[new]}")
+		read -r ou1 os1 < <(cpu_ticks "${srv[old]}")
+		read -r nu1 ns1 < <(cpu_ticks "${srv[new]}")
+	fi
 	kill "${srv[old]}" "${srv[new]}"
 	wait "${srv[old]}" "${srv[new]}" 2>/dev/null || true
 	old_ms=$(((o1 - o0) / 1000000)) new_ms=$(((n1 - n0) / 1000000))
 	if [ "$RATE" = max ]; then
 		old_n=$(field answered < "$out/old.json") new_n=$(field answered < "$out/new.json")
-		echo "$i $old_ms $new_ms $old_n $new_n" >> "$rounds"
+		echo "$i $old_ms $new_ms $old_n $new_n $((ou1 - ou0)) $((os1 - os0)) $((nu1 - nu0)) $((ns1 - ns0))" >> "$rounds"
 		awk -v i="$i" -v o="$old_ms" -v n="$new_ms" -v on="$old_n" -v nn="$new_n" 'BEGIN {
 			printf "round %d: old %d answers in %d ms of CPU, new %d in %d ms, answers a CPU-second new/old %.4f\n", i, on, o, nn, n, (nn / n) / (on / o) }'
 	else
@@ -167,3 +175,9 @@ awk -v max="$RATE" '{ print max == "max" ? ($5 / $3) / ($4 / $2) : $3 / $2 }' "$
 		m = NR % 2 ? r[(NR + 1) / 2] : (r[NR / 2] + r[NR / 2 + 1]) / 2
 		printf "%s: median %.4f (rounds %.4f to %.4f)\n", what, m, r[1], r[NR]
 	}'
+if [ "$RATE" = max ]; then # user and system time an answer, each server, from the rounds' ticks
+	awk -v hz="$(getconf CLK_TCK)" '{ ou += $6; os += $7; nu += $8; ns += $9; on += $4; nn += $5 }
+		END { us = 1e6 / hz
+			printf "time an answer, all rounds: old user %.2f µs, system %.2f; new user %.2f µs, system %.2f\n",
+				ou * us / on, os * us / on, nu * us / nn, ns * us / nn }' "$rounds"
+fi
