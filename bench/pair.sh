@@ -47,8 +47,9 @@
 # median. CPU time is read from /proc/PID/task/*/schedstat (nanoseconds on
 # a CPU, every thread of the server). Saturated, it also prints each
 # server's user and system time an answer over all rounds (lib.sh's
-# cpu_ticks, clock ticks of /proc/PID/stat), to split a gap between the two. Bounded: ROUNDS runs of
-# SECONDS_PER_RUN; both servers and both loadgens are stopped at exit.
+# cpu_ticks, clock ticks of /proc/PID/stat), to split a gap between the
+# two. Bounded: ROUNDS runs of SECONDS_PER_RUN; both servers and both
+# loadgens are stopped at exit.
 # Traffic stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
