@@ -80,7 +80,10 @@ func NewEncoder() *Encoder {
 // Encode appends m, in wire form, to dst[:0] and returns the result. size
 // is the most the message may take, the client's UDP payload size (at least
 // 512) or 65535 for TCP; 0 means 65535. What does not fit is left out by
-// whole RRsets from the end, TC is set, and the OPT record is kept.
+// whole RRsets from the end, TC is set, and the OPT record is kept. The
+// header and the questions are written whole, as miekg/dns's Truncate
+// keeps them: a message whose questions alone pass size (a hundred of
+// them; an answer has one) comes out longer than size, as it does there.
 //
 // Encode does not modify m. It fails where miekg/dns's Pack would, and on a
 // message it chooses not to handle (more than one OPT record); the caller
