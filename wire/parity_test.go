@@ -49,6 +49,15 @@ func parity(e *Encoder, m *dns.Msg, size int) ([]byte, error) {
 	if err := countedAsMsgLen(e, m, ours); err != nil {
 		return nil, err
 	}
+	// Over the limit only where the header and questions (and the OPT
+	// record) alone are, as miekg/dns's Truncate leaves them: every
+	// question is kept, and only records are left out (FuzzEncode found
+	// 103 questions, 527 octets); and then no longer than they are.
+	if len(ours) > limit {
+		if least := leastPacked(m); len(least) <= limit || len(ours) > len(least) {
+			return nil, fmt.Errorf("%d octets, over the limit of %d", len(ours), limit)
+		}
+	}
 	var got dns.Msg
 	if err := got.Unpack(ours); err != nil {
 		// A record that came out of Unpack half read (rdata shorter than
@@ -84,12 +93,6 @@ func parity(e *Encoder, m *dns.Msg, size int) ([]byte, error) {
 		return nil, fmt.Errorf("miekg/dns cannot pack its truncated message: %v", err)
 	}
 	miekgDropped := records(scrubbed) < records(whole)
-	// Over the limit only where the header and questions alone are, as
-	// miekg/dns's Truncate leaves them: every question is kept, and only
-	// records are left out (FuzzEncode found 103 questions, 527 octets).
-	if len(ours) > limit && (len(ours) > len(scrubBytes) || len(flat(&got)) > 0) {
-		return nil, fmt.Errorf("%d octets, over the limit of %d", len(ours), limit)
-	}
 
 	if err := sameHeader(&got, &full); err != nil {
 		return ours, err
@@ -175,6 +178,19 @@ func optLast(m *dns.Msg) {
 			return
 		}
 	}
+}
+
+// leastPacked is m as miekg/dns packs it with every record left out but
+// the OPT record: the least a truncated m can take.
+func leastPacked(m *dns.Msg) []byte {
+	least := m.Copy()
+	least.Answer, least.Ns, least.Extra = nil, nil, nil
+	if opt := m.IsEdns0(); opt != nil {
+		least.Extra = []dns.RR{opt}
+	}
+	least.Compress = true
+	b, _ := least.Pack()
+	return b
 }
 
 func records(m *dns.Msg) int { return len(m.Answer) + len(m.Ns) + len(m.Extra) }
