@@ -184,13 +184,18 @@ func (n *negative) holds(key []byte, labels []uint8) bool {
 	if j < 1 || int(labels[j]) != at {
 		return false
 	}
-	above := key[labels[j-1]:at]
-	for b := n.below; len(b) > 0; b = b[1+b[0]:] {
-		if string(b[:1+b[0]]) == string(above) {
-			return false
+	return !hasLabel(n.below, key[labels[j-1]:at])
+}
+
+// hasLabel says whether list, labels in wire form one after the other (a
+// length octet, then its octets), holds label.
+func hasLabel(list, label []byte) bool {
+	for b := list; len(b) > 0; b = b[1+b[0]:] {
+		if string(b[:1+b[0]]) == string(label) {
+			return true
 		}
 	}
-	return true
+	return false
 }
 
 // keepTemplate keeps, as the template of sec (of key), the authority
@@ -330,13 +335,10 @@ func appendAbove(sc []byte, ownerLen int, name string) ([]byte, error) {
 		if j+int(w[j])+1 != cut { // not yet the label above the owner
 			continue
 		}
-		above := w[j:cut]
-		for b := sc[ownerLen:]; len(b) > 0; b = b[1+b[0]:] {
-			if string(b[:1+b[0]]) == string(above) {
-				return sc, nil
-			}
+		if above := w[j:cut]; !hasLabel(sc[ownerLen:], above) {
+			return append(sc, above...), nil // copy's overlap is allowed: w lies at or after it
 		}
-		return append(sc, above...), nil // copy's overlap is allowed: w lies at or after it
+		return sc, nil
 	}
 	return sc, nil
 }
