@@ -5,7 +5,7 @@
 #
 #   bash bench/device-scaling.sh pack   # here: fills .dev/ (ignored)
 #   BASE=HEAD~1 bash bench/device-scaling.sh pack   # and "base", built from that commit
-#   BASE=HEAD PATCH=bench/experiments/answer-cache.patch bash bench/device-scaling.sh pack
+#   BASE=a42d55e PATCH=bench/experiments/answer-cache.patch bash bench/device-scaling.sh pack   # a scratch build (bench/README.md: experiments/)
 #   bash bench/device-scaling.sh run    # there, with .dev carried: writes $OUT
 #   VARIANTS="2 full; 2 full PROCS=3" bash bench/device-scaling.sh variants   # there, after run
 #
