@@ -111,10 +111,10 @@ func askRandomZones(t *testing.T, first, n uint64, prefix string, do bool, file 
 // answers, as TestConformanceWithKnot does, under the written policies
 // below (records Knot repeats, the wildcard glue it leaves under the
 // wildcard's name, a truncation asked again over TCP, an NXDOMAIN Knot
-// sends without AA or proof, the closest encloser proof Knot leaves out
-// for a literal * name, an answer Knot truncates that fits the same room
-// as ontime compresses it); it counts what it asked and what Knot's answers
-// held.
+// sends without AA or proof, the proof of no closer name Knot leaves out
+// for a literal * name, NSEC3's or NSEC's, an answer Knot truncates that
+// fits the same room as ontime compresses it); it counts what it asked
+// and what Knot's answers held.
 type asKnot struct {
 	knot    *server
 	servers []*server
@@ -215,10 +215,17 @@ func (a *asKnot) knotAnswer(t *testing.T, q conformance.Query, tcp bool) (*dns.M
 // provesMore reports whether ours is knot's answer to a question whose
 // first label is a literal * naming no wildcard of the zone (one drawn and
 // deleted since, *.a.b), which another wildcard covers (*.b): with more
-// NSEC3 records in authority, and nothing else different. Knot sends the
-// NSEC3 that matches the wildcard alone, as it would for the wildcard's
-// own name; ontime sends the closest encloser proof with it, which RFC
-// 5155 section 7.2.5 asks of a wildcard's answer.
+// denial records in authority, and nothing else different. Knot takes any
+// such question for the wildcard's own name (its wildcard_expanded is
+// false for a QNAME that starts with *), and so leaves out the proof that
+// no closer name exists: in an NSEC3 zone it sends the NSEC3 that matches
+// the wildcard alone, where ontime sends the closest encloser proof with
+// it, as RFC 5155 section 7.2.5 asks; in an NSEC zone it sends no NSEC
+// for a positive answer, and only the wildcard's own for a NODATA, where
+// ontime sends the NSEC that covers the next closer name too, as RFC 4035
+// sections 3.1.3.3 and 3.1.3.4 ask. Each NSEC ontime adds must cover a
+// name on the question's path (the question or an ancestor of it, below
+// the zone's apex): one proving something else fails.
 func provesMore(q conformance.Query, knot, ours *dns.Msg) bool {
 	if !q.Do || !strings.HasPrefix(q.Name, "*.") || knot.Rcode != ours.Rcode || flags(knot) != flags(ours) ||
 		!slices.Equal(section(knot.Answer), section(ours.Answer)) || !slices.Equal(section(knot.Extra), section(ours.Extra)) {
@@ -237,8 +244,12 @@ func provesMore(q conformance.Query, knot, ours *dns.Msg) bool {
 		more++
 		switch rr := rr.(type) {
 		case *dns.NSEC3:
+		case *dns.NSEC:
+			if !coversPathOf(rr, q.Name) {
+				return false
+			}
 		case *dns.RRSIG:
-			if rr.TypeCovered != dns.TypeNSEC3 {
+			if rr.TypeCovered != dns.TypeNSEC3 && rr.TypeCovered != dns.TypeNSEC {
 				return false
 			}
 		default:
@@ -248,8 +259,42 @@ func provesMore(q conformance.Query, knot, ours *dns.Msg) bool {
 	return len(theirs) == 0 && more > 0
 }
 
+// coversPathOf reports whether nsec covers (RFC 4034 section 4.1.1: lies
+// strictly between its owner and its next name, in canonical order, the
+// last NSEC of a zone reaching back to its apex) name or one of its
+// ancestors that its next name is not an ancestor of: a name of that path
+// that does not exist.
+func coversPathOf(nsec *dns.NSEC, name string) bool {
+	labels := dns.SplitDomainName(name)
+	for i := range labels {
+		n := dns.Fqdn(strings.Join(labels[i:], "."))
+		if dns.IsSubDomain(n, nsec.NextDomain) || dns.IsSubDomain(n, nsec.Hdr.Name) {
+			return false // the apex, or an ancestor of either end: a name that exists
+		}
+		after, before := canonicalLess(nsec.Hdr.Name, n), canonicalLess(n, nsec.NextDomain)
+		if after && (before || !canonicalLess(nsec.Hdr.Name, nsec.NextDomain)) {
+			return true
+		}
+	}
+	return false
+}
+
+// canonicalLess reports whether a sorts before b in RFC 4034 section
+// 6.1's canonical order: label by label from the root, each compared as
+// lowercase octets, a name before its descendants. The random zones'
+// names have no escapes.
+func canonicalLess(a, b string) bool {
+	la, lb := dns.SplitDomainName(strings.ToLower(a)), dns.SplitDomainName(strings.ToLower(b))
+	for i := 1; i <= len(la) && i <= len(lb); i++ {
+		if c := strings.Compare(la[len(la)-i], lb[len(lb)-i]); c != 0 {
+			return c < 0
+		}
+	}
+	return len(la) < len(lb)
+}
+
 func (a *asKnot) String() string {
-	return fmt.Sprintf("%d answers compared under a written policy (records Knot repeats, wildcard glue Knot leaves under the wildcard's name, a truncation asked again over TCP, an NXDOMAIN Knot sent without proof, a closest encloser proof Knot left out, an answer that fits ontime's compression); Knot's answers held %d signatures, %d NSEC and NSEC3 records in authority",
+	return fmt.Sprintf("%d answers compared under a written policy (records Knot repeats, wildcard glue Knot leaves under the wildcard's name, a truncation asked again over TCP, an NXDOMAIN Knot sent without proof, a proof of no closer name Knot left out, an answer that fits ontime's compression); Knot's answers held %d signatures, %d NSEC and NSEC3 records in authority",
 		a.excused, a.sigs, a.proofs)
 }
 
@@ -389,4 +434,37 @@ func dropRepeats(m *dns.Msg) int {
 		*sec = kept
 	}
 	return n
+}
+
+// TestCoversPathOf holds provesMore's NSEC check to RFC 4034: its order
+// (section 6.1's example) and what an NSEC covers.
+func TestCoversPathOf(t *testing.T) {
+	order := []string{"example.", "a.example.", "yljkjljk.a.example.", "Z.a.example.", "zABC.a.EXAMPLE.",
+		"z.example.", "*.z.example."}
+	for i := 1; i < len(order); i++ {
+		if !canonicalLess(order[i-1], order[i]) || canonicalLess(order[i], order[i-1]) {
+			t.Errorf("%q should sort before %q", order[i-1], order[i])
+		}
+	}
+	nsec := func(owner, next string) *dns.NSEC {
+		return &dns.NSEC{Hdr: dns.RR_Header{Name: owner, Rrtype: dns.TypeNSEC}, NextDomain: next}
+	}
+	for _, c := range []struct {
+		owner, next, name string
+		want              bool
+	}{
+		{"c.c.d.z.test.", "ns.z.test.", "*.d.d.z.test.", true}, // d.d, the next closer, between them
+		{"*.d.z.test.", "b.d.z.test.", "*.d.d.z.test.", false}, // d.d after b.d
+		{"a.z.test.", "c.z.test.", "*.b.z.test.", true},
+		{"a.z.test.", "b.c.z.test.", "*.c.z.test.", true}, // *.c before b.c, though c exists
+		{"a.z.test.", "b.c.z.test.", "x.*.c.z.test.", true},
+		{"a.z.test.", "b.z.test.", "*.c.z.test.", false},   // neither *.c nor c between them
+		{"a.b.z.test.", "c.z.test.", "*.b.z.test.", false}, // b exists: an ancestor of the owner
+		{"ns.z.test.", "z.test.", "zz.z.test.", true},      // the last NSEC, back to the apex
+		{"ns.z.test.", "z.test.", "a.z.test.", false},
+	} {
+		if got := coversPathOf(nsec(c.owner, c.next), c.name); got != c.want {
+			t.Errorf("NSEC %s -> %s covering the path of %s: %v, want %v", c.owner, c.next, c.name, got, c.want)
+		}
+	}
 }
