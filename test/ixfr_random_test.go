@@ -30,7 +30,8 @@ import (
 // with Ed25519, whose signatures are the same for the same data, so that
 // a version's difference holds the signatures and proofs of what changed,
 // as a signer that keeps its signatures sends. Every version must arrive
-// as an IXFR. ONTIME_RANDOM_SEED moves the seeds.
+// as an IXFR. ONTIME_RANDOM_SEED moves the seeds, and
+// ONTIME_RANDOM_LABELS deepens the zones, as for TestRandomZonesAsKnot.
 func TestRandomIXFRAsKnot(t *testing.T) {
 	first := randomSeed(t) + 1000
 	t.Run("unsigned", func(t *testing.T) {
@@ -141,7 +142,7 @@ func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(d
 	var origins []string
 	for i := range n {
 		seed := first + i
-		z := conformance.NewRandomZone(rand.New(rand.NewPCG(seed, seed)), fmt.Sprintf("%s%d.test", prefix, seed))
+		z := drawZone(t, seed, fmt.Sprintf("%s%d.test", prefix, seed))
 		v := &versionedZone{RandomZone: z, serial: 1, kind: i % 3}
 		v.head, v.lines = z.Split()
 		zones = append(zones, v)

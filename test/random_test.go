@@ -30,10 +30,25 @@ func randomSeed(t *testing.T) uint64 {
 	return n
 }
 
+// drawZone draws the random zone of seed under origin: names of up to
+// three labels, or ONTIME_RANDOM_LABELS=N (a deeper tree, more names;
+// conformance.NewRandomZoneOf), which the fixed seeds do not draw.
+func drawZone(t *testing.T, seed uint64, origin string) conformance.RandomZone {
+	most := 3
+	if s := os.Getenv("ONTIME_RANDOM_LABELS"); s != "" {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > 8 {
+			t.Fatalf("ONTIME_RANDOM_LABELS=%q: want 1 to 8", s)
+		}
+		most = n
+	}
+	return conformance.NewRandomZoneOf(rand.New(rand.NewPCG(seed, seed)), origin, most)
+}
+
 // TestRandomZonesAsKnot is the conformance suite's differential half: zones
 // drawn at random (conformance.NewRandomZone: a few dozen names of up to
-// three labels of four letters, data, CNAMEs, DNAMEs, delegations with
-// glue and DS, wildcards, and the empty non-terminals they make), served
+// three labels of four letters, ONTIME_RANDOM_LABELS more; data, CNAMEs,
+// DNAMEs, delegations with glue and DS, wildcards, and the empty non-terminals they make), served
 // by Knot DNS and by ontime, zonestore alone and the whole chain;
 // every name around them asked for every type. Each answer must be
 // Knot's, as in TestConformanceWithKnot. Twelve zones are unsigned; twelve
@@ -69,7 +84,7 @@ func askRandomZones(t *testing.T, first, n uint64, prefix string, do bool, file 
 	var drawn []conformance.RandomZone
 	for i := range n {
 		seed := first + i
-		drawn = append(drawn, conformance.NewRandomZone(rand.New(rand.NewPCG(seed, seed)), fmt.Sprintf("%s%d.test", prefix, seed)))
+		drawn = append(drawn, drawZone(t, seed, fmt.Sprintf("%s%d.test", prefix, seed)))
 	}
 	askZones(t, drawn, do, file)
 }

@@ -38,24 +38,33 @@ const (
 	kindGlue // below a delegation: addresses only
 )
 
-// drawLabels draws a relative name of one to three labels of randomLabels.
-func drawLabels(rng *rand.Rand) []string {
-	labels := make([]string, 1+rng.IntN(3))
+// drawLabels draws a relative name of one to most labels of randomLabels.
+func drawLabels(rng *rand.Rand, most int) []string {
+	labels := make([]string, 1+rng.IntN(most))
 	for i := range labels {
 		labels[i] = randomLabels[rng.IntN(len(randomLabels))]
 	}
 	return labels
 }
 
-// NewRandomZone draws a zone under origin with rng.
+// NewRandomZone draws a zone under origin with rng: 20 to 44 names of up
+// to three labels.
 func NewRandomZone(rng *rand.Rand, origin string) RandomZone {
+	return NewRandomZoneOf(rng, origin, 3)
+}
+
+// NewRandomZoneOf draws a zone under origin with rng whose names have up
+// to most labels, as many more of them as each label more makes room for
+// (20 to 44 names at three labels, 30 to 69 at four): deeper trees, whose
+// cases the tests' fixed seeds do not meet.
+func NewRandomZoneOf(rng *rand.Rand, origin string, most int) RandomZone {
 	origin = dns.Fqdn(origin)
 	abs := func(rel string) string { return rel + "." + origin }
 	// Draw names, shallow first, so that each one's ancestors are decided
 	// before it.
 	var drawn [][]string
-	for range 20 + rng.IntN(25) {
-		labels := drawLabels(rng)
+	for range 20 + 10*(most-3) + rng.IntN(25+15*(most-3)) {
+		labels := drawLabels(rng, most)
 		if rng.IntN(6) == 0 {
 			labels[0] = "*"
 		}
@@ -110,7 +119,7 @@ func NewRandomZone(rng *rand.Rand, origin string) RandomZone {
 			}
 			return abs(o)
 		case r < 8:
-			return abs(strings.Join(drawLabels(rng), "."))
+			return abs(strings.Join(drawLabels(rng, most), "."))
 		default:
 			return fmt.Sprintf("%s.example.net.", randomLabels[rng.IntN(len(randomLabels))])
 		}
