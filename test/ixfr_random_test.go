@@ -151,6 +151,7 @@ func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(d
 		origins = append(origins, origin)
 	}
 	plainPort, fullPort, prom := freeport.Get(t), freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	followPort := freeport.Get(t)
 	primary := startKnotPrimaries(t, texts, []int{plainPort, fullPort}, "", "difference")
 	// The answers are compared with a Knot that loads each version whole:
 	// Knot 3.2 applying a difference (an IXFR, or a zone file read as one)
@@ -166,8 +167,11 @@ func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(d
 	corefile := func(port int, plugins string) string {
 		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    bufsize 1232\n%s    zonestore {\n%s    }\n}\n", port, plugins, secondaries.String())
 	}
-	plain := startCorefile(t, corefile(plainPort, ""), plainPort, origins...)
+	// zonestore alone serves what it follows onward, by IXFR out, to a
+	// third Knot (zonestore.Diff between the versions it keeps).
+	plain := startCorefile(t, corefile(plainPort, fmt.Sprintf("    transfer {\n        to 127.0.0.1:%d\n    }\n", followPort)), plainPort, origins...)
 	full := startCorefile(t, corefile(fullPort, fmt.Sprintf("    prometheus %s\n    fastpack\n    codel\n", prom)), fullPort, origins...)
+	follower := startKnotFollower(t, knotd(t), followPort, plainPort, origins...)
 	ak := &asKnot{knot: knot.server, servers: []*server{plain, full}, names: []string{"zonestore", "the full chain"}, plain: plain}
 
 	rng := rand.New(rand.NewPCG(first, 11))
@@ -186,7 +190,7 @@ func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(d
 			knot.reload(t)
 		}
 		for _, v := range zones {
-			for _, s := range []*server{primary.server, knot.server, plain, full} {
+			for _, s := range []*server{primary.server, knot.server, plain, full, follower} {
 				eventually(t, fmt.Sprintf("%s's serial %d at %s", v.Origin, v.serial, s.name), func() bool { return serialOf(t, s.addr, v.Origin) == v.serial })
 			}
 		}
@@ -198,6 +202,12 @@ func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(d
 			if wrong > 0 {
 				differ++
 				t.Errorf("%s version %d: %d answers differ from Knot's; the unsigned zone:\n%s", v.Origin, version, wrong, v.text())
+			}
+			got, want := section(axfr(t, follower.addr, v.Origin)), section(axfr(t, knot.addr, v.Origin))
+			if !slices.Equal(got, want) {
+				differ++
+				t.Errorf("%s version %d: the Knot that follows zonestore holds %d records, the Knot that loads the version whole %d; first difference: %s; the unsigned zone:\n%s",
+					v.Origin, version, len(got), len(want), firstDiff(got, want), v.text())
 			}
 		}
 		if differ > 0 {
@@ -211,9 +221,32 @@ func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(d
 		if got := metric(t, prom, fmt.Sprintf(`coredns_zonestore_transfers_total{result="published",type="ixfr",zone="%s."}`, o)); got != versions-1 {
 			t.Errorf("%s: %v versions published from an IXFR, want %d", o, got, versions-1)
 		}
+		if got := followedByIXFR(follower.log.String(), o); got != versions-1 {
+			t.Errorf("%s: the Knot that follows zonestore took %d versions by IXFR (its log's \"IXFR, incoming ... finished\", none AXFR-style or a fallback), want %d:\n%s",
+				o, got, versions-1, follower.log.String())
+		}
 	}
 	t.Logf("%d zones through %d versions, %d queries to each server; %s", n, versions, ak.asked, ak)
 	ak.check(t, sign != nil)
+}
+
+// followedByIXFR counts the IXFRs Knot's log says it took in whole for
+// origin, or -1 where one came AXFR-style or fell back to AXFR: the
+// difference was not one it could apply.
+func followedByIXFR(log, origin string) int {
+	n := 0
+	for _, l := range strings.Split(log, "\n") {
+		if !strings.Contains(l, "["+origin+".] IXFR, incoming") {
+			continue
+		}
+		if strings.Contains(l, "AXFR-style") || strings.Contains(l, "fallback") {
+			return -1
+		}
+		if strings.Contains(l, ", finished") {
+			n++
+		}
+	}
+	return n
 }
 
 // serialOf is the serial of the SOA that addr answers for zone, or -1.

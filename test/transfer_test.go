@@ -127,18 +127,7 @@ func TestKnotFollowsOntime(t *testing.T) {
 	port, knotPort := freeport.Get(t), freeport.Get(t)
 	s := startCorefile(t, fmt.Sprintf("example.org:%d {\n    bind 127.0.0.1\n    transfer {\n        to 127.0.0.1:%d\n    }\n    zonestore %s {\n        reload 100ms\n    }\n}\n", port, knotPort, zf), port, "example.org")
 
-	dir := t.TempDir()
-	var b strings.Builder
-	knotServer(&b, dir, knotPort, "info")
-	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", port)
-	b.WriteString("acl:\n  - id: notify\n    address: 127.0.0.1\n    action: notify\n")
-	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    journal-content: changes\n")
-	fmt.Fprintf(&b, "zone:\n  - domain: example.org\n    master: ontime\n    acl: notify\n    file: %s/example.org.zone\n", dir)
-	conf := filepath.Join(dir, "knot.conf")
-	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	knot := start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, "example.org")
+	knot := startKnotFollower(t, bin, knotPort, port, "example.org")
 	if got := answerA(t, knot.addr, "www.example.org."); got != "192.0.2.1" {
 		t.Fatalf("Knot after its first transfer: www %s", got)
 	}
@@ -173,6 +162,30 @@ func TestKnotFollowsOntime(t *testing.T) {
 	if strings.Join(got, ", ") != want {
 		t.Fatalf("IXFR from serial 1:\n got %s\nwant %s", strings.Join(got, ", "), want)
 	}
+}
+
+// startKnotFollower starts Knot (bin) on knotPort as a secondary of the
+// server on primaryPort for zones: it takes each by AXFR first, then each
+// new version the primary's NOTIFY tells it of, by IXFR where it can
+// (its log says which), keeping the differences in its journal. It allows
+// transfers to 127.0.0.1, so that what it holds can be compared by AXFR.
+func startKnotFollower(t *testing.T, bin string, knotPort, primaryPort int, zones ...string) *server {
+	t.Helper()
+	dir := t.TempDir()
+	var b strings.Builder
+	knotServer(&b, dir, knotPort, "info")
+	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", primaryPort)
+	b.WriteString("acl:\n  - id: notify\n    address: 127.0.0.1\n    action: notify\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n")
+	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    journal-content: changes\n")
+	b.WriteString("zone:\n")
+	for _, z := range zones {
+		fmt.Fprintf(&b, "  - domain: %s\n    master: ontime\n    acl: [notify, xfr]\n    file: %s/%s.zone\n", z, dir, z)
+	}
+	conf := filepath.Join(dir, "knot.conf")
+	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, zones...)
 }
 
 // TestTransferRefusalsAreLoggedAndCounted: AXFR goes only to the addresses

@@ -39,18 +39,23 @@ func Diff(old, new *Zone) (deleted, added []dns.RR) {
 	return append(deleted, d...), append(added, a...)
 }
 
-// nodeRecords returns n's records and signatures but its SOA (and the
-// SOA's signatures, which change with every serial and go with it).
+// nodeRecords returns n's records and signatures but its SOA, which an
+// IXFR difference carries as its delimiters (RFC 1995). The SOA's
+// signatures are records of the difference like any other: a secondary
+// that applies it drops the old serial's and takes the new serial's, or
+// it would serve the new SOA under a signature of the old one.
+// (TestRandomIXFRAsKnot found them left out: a Knot following a signed
+// zone by IXFR kept the first serial's.)
 func nodeRecords(n *node) []dns.RR {
 	if n == nil {
 		return nil
 	}
 	var rrs []dns.RR
 	for _, s := range n.rrsets {
-		if s.typ == dns.TypeSOA {
-			continue
+		if s.typ != dns.TypeSOA {
+			rrs = append(rrs, s.rrs...)
 		}
-		rrs = append(append(rrs, s.rrs...), s.sigs...)
+		rrs = append(rrs, s.sigs...)
 	}
 	return rrs
 }

@@ -45,3 +45,23 @@ func TestDiffIsWhatChanged(t *testing.T) {
 		t.Errorf("added %q", a)
 	}
 }
+
+// TestDiffCarriesTheSOAsSignatures: the SOA is the difference's delimiter
+// and is left out of it, but its signatures are not: the old serial's
+// deleted and the new serial's added, as a secondary must apply them.
+func TestDiffCarriesTheSOAsSignatures(t *testing.T) {
+	version := func(serial, sig string) *Zone {
+		z, err := parse(t, strings.Replace(head, " 1 7200 ", " "+serial+" 7200 ", 1)+
+			"@ 3600 RRSIG SOA 13 2 3600 20460101000000 20260101000000 1 example.org. "+sig+"\n"+
+			"www A 192.0.2.1\nwww 3600 RRSIG A 13 3 3600 20460101000000 20260101000000 1 example.org. AAAA\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return z
+	}
+	old, new := version("1", "AAAA"), version("2", "BBBB")
+	del, add := Diff(old, new)
+	if len(del) != 1 || len(add) != 1 || del[0].(*dns.RRSIG).Signature != "AAAA" || add[0].(*dns.RRSIG).Signature != "BBBB" {
+		t.Fatalf("deleted %v, added %v: want the old SOA's signature deleted, the new one's added, and nothing else", del, add)
+	}
+}
