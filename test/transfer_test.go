@@ -59,6 +59,44 @@ func TestAXFRMatchesKnot(t *testing.T) {
 	}
 }
 
+// TestTTLMismatchAsKnot: a zone file whose RRsets' records have differing
+// TTLs (an explicit TTL beside $TTL's, a repeated record, three TTLs in
+// one set) is held as Knot DNS holds it, each set at the TTL of its record
+// read last: the same records, TTLs included, by AXFR, and an answer of
+// one TTL.
+func TestTTLMismatchAsKnot(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "ttl.test.zone")
+	text := "$ORIGIN ttl.test.\n$TTL 3600\n@ SOA ns hostmaster 1 7200 3600 1209600 300\n@ NS ns\nns A 192.0.2.53\n" +
+		"c 120 TXT \"x\"\n  TXT \"y\"\nx A 192.0.2.9\nx 60 A 192.0.2.9\n" +
+		"y 60 A 192.0.2.10\ny 90 A 192.0.2.11\ny 30 A 192.0.2.12\nz 300 AAAA 2001:db8::2\nz 300 AAAA 2001:db8::3\n"
+	if err := os.WriteFile(zf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zones := []zoneFile{{origin: "ttl.test", path: zf}}
+	knot := startKnot(t, zones)
+	body, names := zonestoreLines(zones, "")
+	ours := startCoreDNS(t, "    transfer {\n        to *\n    }\n"+body, names...)
+	got, want := section(axfr(t, ours.addr, "ttl.test.")), section(axfr(t, knot.addr, "ttl.test."))
+	if !slices.Equal(got, want) {
+		t.Errorf("AXFR has %d records, Knot's %d; first difference: %s", len(got), len(want), firstDiff(got, want))
+	}
+	m := new(dns.Msg)
+	m.SetQuestion("y.ttl.test.", dns.TypeA)
+	r, err := exchange(t, ours.addr, m, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rr := range r.Answer {
+		if rr.Header().Ttl != 30 {
+			t.Errorf("y A: %v, want every record at TTL 30", r.Answer)
+			break
+		}
+	}
+	if !strings.Contains(ours.log.String(), "3 RRsets had records of differing TTLs") {
+		t.Errorf("no warning of the 3 RRsets given one TTL in the server's log:\n%s", ours.log.String())
+	}
+}
+
 func firstDiff(a, b []string) string {
 	for i := range min(len(a), len(b)) {
 		if a[i] != b[i] {

@@ -36,6 +36,7 @@ type Builder struct {
 	nsec3Owned   map[*nsec3Node]bool
 	nsec3Changed bool
 	records      int
+	retimed      *Retimed
 	err          error
 
 	// pace yields the CPU to queries every few hundred microseconds of
@@ -186,6 +187,9 @@ func (b *Builder) add(rr dns.RR, line int) error {
 		if s.typ != h.Rrtype {
 			continue
 		}
+		if len(s.rrs) > 0 && s.rrs[0].Header().Ttl != h.Ttl {
+			b.retime(s, h.Ttl)
+		}
 		for _, have := range s.rrs {
 			if duplicate(have, rr) {
 				b.records--
@@ -197,6 +201,39 @@ func (b *Builder) add(rr dns.RR, line int) error {
 	}
 	n.rrsets = append(n.rrsets, rrset{typ: h.Rrtype, rrs: []dns.RR{rr}})
 	return nil
+}
+
+// Retimed counts the RRsets a version was given whose records had
+// differing TTLs, and names the first few.
+type Retimed struct {
+	Sets     int
+	Examples []string // "owner TYPE"
+
+	seen map[string]bool // every set counted, while building
+}
+
+// retime gives every record of s the TTL ttl, that of a record added to
+// it with another: an RRset has one TTL (RFC 2181 section 5.2), and a
+// resolver may take one with several for an error. The record read last
+// sets it, as Knot DNS sets it, in a zone file and in an IXFR alike. The
+// records are copied: the version edited from may hold them.
+func (b *Builder) retime(s *rrset, ttl uint32) {
+	for j, have := range s.rrs {
+		c := dns.Copy(have)
+		c.Header().Ttl = ttl
+		s.rrs[j] = c
+	}
+	if b.retimed == nil {
+		b.retimed = &Retimed{seen: map[string]bool{}}
+	}
+	set := s.rrs[0].Header().Name + " " + dns.TypeToString[s.typ]
+	if !b.retimed.seen[set] {
+		b.retimed.seen[set] = true
+		b.retimed.Sets++
+		if len(b.retimed.Examples) < 3 {
+			b.retimed.Examples = append(b.retimed.Examples, set)
+		}
+	}
 }
 
 func (b *Builder) delete(rr dns.RR) error {
@@ -307,7 +344,10 @@ func (b *Builder) Build() (*Zone, error) {
 	b.err = fmt.Errorf("zone %q: Build called twice", b.origin)
 	defer b.pace.Close()
 	b.dropEmptied()
-	z := &Zone{origin: b.origin, originKey: b.originKey, file: b.file, nodes: b.nodes, records: b.records}
+	if b.retimed != nil {
+		b.retimed.seen = nil
+	}
+	z := &Zone{origin: b.origin, originKey: b.originKey, file: b.file, nodes: b.nodes, records: b.records, retimed: b.retimed}
 	if err := b.attachSigs(); err != nil {
 		return nil, err
 	}

@@ -246,3 +246,62 @@ func TestEditDeletesSignaturesAfterWhatTheyCover(t *testing.T) {
 		t.Error("deleting a signature the zone does not hold succeeded")
 	}
 }
+
+// TestRRsetTakesItsLastRecordsTTL: an RRset has one TTL (RFC 2181 section
+// 5.2). Records of one set that a file gives differing TTLs all take the
+// last one's, as Knot DNS gives them (test/transfer_test.go compares the
+// two), a repeated record's too; the version counts and names the sets.
+// An edit that adds a record with another TTL retimes its set in the new
+// version and leaves the version it was edited from as it was.
+func TestRRsetTakesItsLastRecordsTTL(t *testing.T) {
+	z, err := parse(t, head+"c 120 TXT x\nc TXT y\nx A 192.0.2.9\nx 60 A 192.0.2.9\ny 60 A 192.0.2.10\ny 90 A 192.0.2.11\ny 30 A 192.0.2.12\nz 300 AAAA 2001:db8::2\nz 300 AAAA 2001:db8::3\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ttls := func(z *Zone, name string, qtype uint16) (out []uint32) {
+		for _, rr := range z.Lookup(name, qtype, false).Answer {
+			out = append(out, rr.Header().Ttl)
+		}
+		return out
+	}
+	for _, c := range []struct {
+		name  string
+		qtype uint16
+		want  []uint32
+	}{
+		{"c.example.org.", dns.TypeTXT, []uint32{3600, 3600}},
+		{"x.example.org.", dns.TypeA, []uint32{60}},
+		{"y.example.org.", dns.TypeA, []uint32{30, 30, 30}},
+		{"z.example.org.", dns.TypeAAAA, []uint32{300, 300}},
+	} {
+		if got := ttls(z, c.name, c.qtype); !slices.Equal(got, c.want) {
+			t.Errorf("%s %s: TTLs %v, want %v", c.name, dns.TypeToString[c.qtype], got, c.want)
+		}
+	}
+	if r := z.Retimed(); r == nil || r.Sets != 3 || strings.Join(r.Examples, ",") != "c.example.org. TXT,x.example.org. A,y.example.org. A" {
+		t.Errorf("Retimed: %+v, want the 3 sets c TXT, x A and y A", r)
+	}
+
+	b := z.Edit()
+	rr, _ := dns.NewRR("z.example.org. 60 IN AAAA 2001:db8::4")
+	b.Add(rr, 0)
+	soa, _ := dns.NewRR("example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 2 7200 3600 1209600 300")
+	old, _ := dns.NewRR("example.org. 3600 IN SOA ns1.example.org. hostmaster.example.org. 1 7200 3600 1209600 300")
+	if err := b.Delete(old); err != nil {
+		t.Fatal(err)
+	}
+	b.Add(soa, 0)
+	edited, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ttls(edited, "z.example.org.", dns.TypeAAAA); !slices.Equal(got, []uint32{60, 60, 60}) {
+		t.Errorf("edited z AAAA: TTLs %v, want all 60", got)
+	}
+	if got := ttls(z, "z.example.org.", dns.TypeAAAA); !slices.Equal(got, []uint32{300, 300}) {
+		t.Errorf("the version edited from: z AAAA TTLs %v, want 300 as before", got)
+	}
+	if r := edited.Retimed(); r == nil || r.Sets != 1 {
+		t.Errorf("edited Retimed: %+v, want the one set z AAAA", r)
+	}
+}

@@ -51,6 +51,8 @@ type Zone struct {
 
 	expired bool // a secondary zone past its SOA expire: answered with SERVFAIL
 
+	retimed *Retimed // RRsets given one TTL as this version was built (Builder.retime); nil if none
+
 	// text holds a large file's records as text, for the next Reparse;
 	// nil otherwise. It empties once a later version replaces this one
 	// (DropText), from whichever goroutine publishes that version.
@@ -139,6 +141,10 @@ func (z *Zone) File() string { return z.file }
 
 // Records returns how many resource records the zone holds.
 func (z *Zone) Records() int { return z.records }
+
+// Retimed returns the RRsets whose records came with differing TTLs as
+// this version was built, each given its last record's; nil if none.
+func (z *Zone) Retimed() *Retimed { return z.retimed }
 
 // Names returns how many owner names the zone holds, empty non-terminals included.
 func (z *Zone) Names() int { return len(z.nodes) + len(z.few) }

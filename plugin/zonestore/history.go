@@ -1,6 +1,7 @@
 package zonestore
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/coredns/coredns/plugin/transfer"
@@ -76,6 +77,10 @@ func (h *Handler) published(z *zonestore.Zone) {
 // memory than the zones (bench/zones.sh), and more than a Prometheus wants
 // to scrape. Directories export their zone count instead.
 func (h *Handler) publishedQuietly(z *zonestore.Zone) {
+	if r := z.Retimed(); r != nil {
+		log.Warningf("Zone %q serial %d: %d RRsets had records of differing TTLs, each given its last record's (RFC 2181 5.2), as Knot DNS does: %s",
+			z.Origin(), z.Serial(), r.Sets, strings.Join(r.Examples, ", "))
+	}
 	h.history.add(z)
 	if x := h.xfer.Load(); x != nil {
 		go func() {
