@@ -347,7 +347,8 @@ func (b *Builder) Build() (*Zone, error) {
 	if b.retimed != nil {
 		b.retimed.seen = nil
 	}
-	z := &Zone{origin: b.origin, originKey: b.originKey, file: b.file, nodes: b.nodes, records: b.records, retimed: b.retimed}
+	z := &Zone{origin: b.origin, originKey: b.originKey, file: b.file, nodes: b.nodes, records: b.records,
+		retimed: b.retimed, ttlsDiffer: b.retimed != nil || (b.base != nil && b.base.ttlsDiffer)}
 	if err := b.attachSigs(); err != nil {
 		return nil, err
 	}

@@ -50,6 +50,11 @@ type Zone struct {
 	records int // RRs held, for metrics and tests
 
 	expired bool // a secondary zone past its SOA expire: answered with SERVFAIL
+	// ttlsDiffer: some RRset of this version, or of one it was edited
+	// from, came with records of differing TTLs (Builder.retime). The TTL
+	// it was given depends on the file's order, which an edit does not
+	// see: Reparse builds such a zone whole.
+	ttlsDiffer bool
 
 	retimed *Retimed // RRsets given one TTL as this version was built (Builder.retime); nil if none
 
