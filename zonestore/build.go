@@ -601,7 +601,9 @@ func (b *Builder) cuts(z *Zone, all bool) {
 }
 
 // checkNode refuses data no server may serve: a CNAME beside other data
-// (RFC 1034 section 3.6.2, RFC 2181 section 10.1), more than one CNAME or DNAME.
+// (RFC 1034 section 3.6.2, RFC 2181 section 10.1), more than one CNAME or
+// DNAME, and names below a DNAME (RFC 6672 section 2.3), as Knot DNS
+// refuses them.
 func (b *Builder) checkNode(z *Zone, n *node) error {
 	if cname := n.get(dns.TypeCNAME); cname != nil {
 		if len(cname.rrs) > 1 {
@@ -621,8 +623,26 @@ func (b *Builder) checkNode(z *Zone, n *node) error {
 	if a := n.get(record.TypeALIAS); a != nil && len(a.rrs) > 1 {
 		return b.errorf(0, "%q has %d ALIAS records, want 1", n.name, len(a.rrs))
 	}
-	if d := n.get(dns.TypeDNAME); d != nil && len(d.rrs) > 1 {
-		return b.errorf(0, "%q has %d DNAME records, want 1", n.name, len(d.rrs))
+	if d := n.get(dns.TypeDNAME); d != nil {
+		if len(d.rrs) > 1 {
+			return b.errorf(0, "%q has %d DNAME records, want 1", n.name, len(d.rrs))
+		}
+		if n.children > 0 {
+			return b.errorf(0, "%q has a DNAME and names below it, which RFC 6672 section 2.3 forbids", n.name)
+		}
+	}
+	// A name with data below a DNAME: found from the name, as an edit that
+	// adds it need not touch the DNAME's node. Only a name below some cut
+	// (its topmost) or an apex DNAME can be.
+	if len(n.rrsets) > 0 && n != z.apex && (n.cut != "" || z.apex.get(dns.TypeDNAME) != nil) {
+		for k := parentKey(n.key); len(k) >= len(b.originKey); k = parentKey(k) {
+			if p := b.nodes[k]; p != nil && p.get(dns.TypeDNAME) != nil {
+				return b.errorf(0, "%q is below the DNAME at %q, which RFC 6672 section 2.3 forbids", n.name, p.name)
+			}
+			if k == b.originKey {
+				break
+			}
+		}
 	}
 	return nil
 }

@@ -42,6 +42,10 @@ func TestBuildRefusesInvalidZones(t *testing.T) {
 		{"CNAME and ALIAS", head + "www ALIAS cdn.example.net.\nwww CNAME ns1\n", `"www.example.org." has a CNAME beside ALIAS data`, 0},
 		{"two ALIAS", head + "www ALIAS a.example.net.\nwww ALIAS b.example.net.\n", `"www.example.org." has 2 ALIAS records, want 1`, 0},
 		{"two DNAMEs", head + "d DNAME a.example.\nd DNAME b.example.\n", "2 DNAME records", 0},
+		{"data below a DNAME", head + "d DNAME a.example.\nx.d A 192.0.2.1\n", `"d.example.org." has a DNAME and names below it`, 0},
+		{"data deep below a DNAME", head + "d DNAME a.example.\ny.x.d A 192.0.2.1\n", "RFC 6672 section 2.3", 0},
+		{"an apex DNAME", head + "@ DNAME a.example.\n", "RFC 6672 section 2.3", 0},
+		{"a DNAME below a delegation", head + "sub NS ns.example.net.\nd.sub DNAME a.example.\nx.d.sub A 192.0.2.1\n", "RFC 6672 section 2.3", 0},
 		{"RRSIG without its RRset", head + "www RRSIG A 13 3 3600 20460101000000 20260101000000 1 example.org. AAAA\n", "covers A", 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -132,6 +136,16 @@ func TestEditKeepsDerivedStateRight(t *testing.T) {
 		t.Fatal("an edit that puts a CNAME beside an A built")
 	}
 	expect(z5, "www.example.org.", dns.TypeA, dns.RcodeSuccess, true, 1)
+	// So is one that puts a name below a DNAME, or a DNAME above a name.
+	z6 := step(z5, 6, nil, []string{"d.example.org. 300 DNAME example.net.", "q.p.example.org. 300 A 192.0.2.1"})
+	for _, add := range []string{"x.d.example.org. 300 A 192.0.2.1", "y.x.d.example.org. 300 TXT below", "p.example.org. 300 DNAME example.net."} {
+		b := z6.Edit()
+		must(t, b.Add(rr(add), 0))
+		if _, err := b.Build(); err == nil || !strings.Contains(err.Error(), "RFC 6672") {
+			t.Fatalf("an edit that adds %q: %v, want it refused", add, err)
+		}
+	}
+	expect(z6, "x.d.example.org.", dns.TypeA, dns.RcodeSuccess, true, 2) // the DNAME and its CNAME
 	if err := z5.Edit().Delete(rr("nothere.example.org. 300 A 192.0.2.1")); err == nil {
 		t.Fatal("deleting a record the zone does not hold succeeded")
 	}
