@@ -60,14 +60,33 @@ type server struct {
 	name string
 	addr string
 	cmd  *exec.Cmd
-	log  *strings.Builder
+	log  *processLog
+}
+
+// processLog is a process's output as it comes, which exec copies from
+// the process while a test reads it.
+type processLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *processLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *processLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 // start runs cmd and waits until it answers an SOA query for every zone
 // (with no zone, until it accepts TCP connections).
 func start(t testing.TB, name string, cmd *exec.Cmd, port int, zones ...string) *server {
 	t.Helper()
-	s := &server{name: name, addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, log: &strings.Builder{}}
+	s := &server{name: name, addr: fmt.Sprintf("127.0.0.1:%d", port), cmd: cmd, log: &processLog{}}
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
 		t.Fatalf("starting %s: %v", name, err)
