@@ -78,15 +78,15 @@ func (v *versionedZone) edit(t *testing.T, rng *rand.Rand, counter *int) {
 				deleted = slices.Delete(deleted, i, i+1)
 			case op == 2:
 				i := rng.IntN(len(lines))
-				f := strings.Fields(lines[i])
+				owner, typ := recordFields(lines[i])
 				*counter++
-				switch f[1] {
+				switch typ {
 				case "A":
-					lines[i] = fmt.Sprintf("%s A 198.51.100.%d\n", f[0], 1+*counter%250)
+					lines[i] = fmt.Sprintf("%s A 198.51.100.%d\n", owner, 1+*counter%250)
 				case "AAAA":
-					lines[i] = fmt.Sprintf("%s AAAA 2001:db8:1::%x\n", f[0], *counter)
+					lines[i] = fmt.Sprintf("%s AAAA 2001:db8:1::%x\n", owner, *counter)
 				case "TXT":
-					lines[i] = fmt.Sprintf("%s TXT \"v%d\"\n", f[0], *counter)
+					lines[i] = fmt.Sprintf("%s TXT \"v%d\"\n", owner, *counter)
 				}
 			case len(lines) > 1:
 				i := rng.IntN(len(lines))
@@ -109,16 +109,30 @@ func (v *versionedZone) edit(t *testing.T, rng *rand.Rand, counter *int) {
 func dsWithoutNS(lines []string) bool {
 	ns := map[string]bool{}
 	for _, l := range lines {
-		if f := strings.Fields(l); len(f) > 1 && f[1] == "NS" {
-			ns[f[0]] = true
+		if owner, typ := recordFields(l); typ == "NS" {
+			ns[owner] = true
 		}
 	}
 	for _, l := range lines {
-		if f := strings.Fields(l); len(f) > 1 && f[1] == "DS" && !ns[f[0]] {
+		if owner, typ := recordFields(l); typ == "DS" && !ns[owner] {
 			return true
 		}
 	}
 	return false
+}
+
+// recordFields is a drawn zone's line's owner and type, past the TTL a
+// line may have (conformance.Shape's TTLs).
+func recordFields(line string) (owner, typ string) {
+	f := strings.Fields(line)
+	if len(f) > 2 && f[1][0] >= '0' && f[1][0] <= '9' {
+		f = f[1:]
+		f[0] = strings.Fields(line)[0]
+	}
+	if len(f) < 2 {
+		return "", ""
+	}
+	return f[0], f[1]
 }
 
 // followRandomZones draws n zones from seeds first on, named prefix and the

@@ -31,23 +31,25 @@ func randomSeed(t *testing.T) uint64 {
 }
 
 // drawZone draws the random zone of seed under origin: names of up to
-// three labels, or ONTIME_RANDOM_LABELS=N (a deeper tree, more names;
-// conformance.NewRandomZoneOf), which the fixed seeds do not draw.
+// three labels, or ONTIME_RANDOM_LABELS=N, and with ONTIME_RANDOM_TTLS=1
+// records of TTLs of their own (conformance.Shape): zones the fixed seeds
+// do not draw.
 func drawZone(t *testing.T, seed uint64, origin string) conformance.RandomZone {
-	most := 3
+	shape := conformance.Shape{Labels: 3, TTLs: os.Getenv("ONTIME_RANDOM_TTLS") != ""}
 	if s := os.Getenv("ONTIME_RANDOM_LABELS"); s != "" {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > 8 {
 			t.Fatalf("ONTIME_RANDOM_LABELS=%q: want 1 to 8", s)
 		}
-		most = n
+		shape.Labels = n
 	}
-	return conformance.NewRandomZoneOf(rand.New(rand.NewPCG(seed, seed)), origin, most)
+	return conformance.NewRandomZoneOf(rand.New(rand.NewPCG(seed, seed)), origin, shape)
 }
 
 // TestRandomZonesAsKnot is the conformance suite's differential half: zones
 // drawn at random (conformance.NewRandomZone: a few dozen names of up to
-// three labels of four letters, ONTIME_RANDOM_LABELS more; data, CNAMEs,
+// three labels of four letters, ONTIME_RANDOM_LABELS more (and
+// ONTIME_RANDOM_TTLS, TTLs of their own); data, CNAMEs,
 // DNAMEs, delegations with glue and DS, wildcards, and the empty non-terminals they make), served
 // by Knot DNS and by ontime, zonestore alone and the whole chain;
 // every name around them asked for every type. Each answer must be

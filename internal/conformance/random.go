@@ -48,16 +48,27 @@ func drawLabels(rng *rand.Rand, most int) []string {
 }
 
 // NewRandomZone draws a zone under origin with rng: 20 to 44 names of up
-// to three labels.
+// to three labels, every record at the zone's $TTL.
 func NewRandomZone(rng *rand.Rand, origin string) RandomZone {
-	return NewRandomZoneOf(rng, origin, 3)
+	return NewRandomZoneOf(rng, origin, Shape{Labels: 3})
 }
 
-// NewRandomZoneOf draws a zone under origin with rng whose names have up
-// to most labels, as many more of them as each label more makes room for
-// (20 to 44 names at three labels, 30 to 69 at four): deeper trees, whose
-// cases the tests' fixed seeds do not meet.
-func NewRandomZoneOf(rng *rand.Rand, origin string, most int) RandomZone {
+// Shape is what a drawn zone may hold beyond NewRandomZone's.
+type Shape struct {
+	// Labels is the most labels a name has, and as many more names as
+	// each label more makes room for (20 to 44 names at three labels, 30
+	// to 69 at four): deeper trees, whose cases the tests' fixed seeds do
+	// not meet.
+	Labels int
+	// TTLs gives a quarter of the records a TTL of their own, so that
+	// sets, their signatures, wildcard and DNAME syntheses and glue carry
+	// differing TTLs, and some sets records of differing TTLs.
+	TTLs bool
+}
+
+// NewRandomZoneOf draws a zone under origin with rng, of shape.
+func NewRandomZoneOf(rng *rand.Rand, origin string, shape Shape) RandomZone {
+	most := shape.Labels
 	origin = dns.Fqdn(origin)
 	abs := func(rel string) string { return rel + "." + origin }
 	// Draw names, shallow first, so that each one's ancestors are decided
@@ -239,7 +250,18 @@ func NewRandomZoneOf(rng *rand.Rand, origin string, most int) RandomZone {
 		names = append(names, n)
 	}
 	slices.Sort(names)
-	return RandomZone{Origin: origin, Text: b.String(), Ask: names}
+	text := b.String()
+	if shape.TTLs {
+		lines := strings.SplitAfter(text, "\n")
+		ttls := []string{"60", "300", "7200", "86400"}
+		for i := 5; i < len(lines); i++ { // past the head (RandomZone.Split)
+			if owner, rest, ok := strings.Cut(lines[i], " "); ok && rng.IntN(4) == 0 {
+				lines[i] = owner + " " + ttls[rng.IntN(len(ttls))] + " " + rest
+			}
+		}
+		text = strings.Join(lines, "")
+	}
+	return RandomZone{Origin: origin, Text: text, Ask: names}
 }
 
 // Split splits z's text into its head (origin, TTL, SOA, the apex NS and
