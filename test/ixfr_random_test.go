@@ -126,8 +126,7 @@ func dsWithoutNS(lines []string) bool {
 func recordFields(line string) (owner, typ string) {
 	f := strings.Fields(line)
 	if len(f) > 2 && f[1][0] >= '0' && f[1][0] <= '9' {
-		f = f[1:]
-		f[0] = strings.Fields(line)[0]
+		f = append(f[:1], f[2:]...)
 	}
 	if len(f) < 2 {
 		return "", ""

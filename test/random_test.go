@@ -63,13 +63,7 @@ func TestRandomZonesAsKnot(t *testing.T) {
 	const zones = 12
 	first := randomSeed(t)
 	t.Run("unsigned", func(t *testing.T) {
-		askRandomZones(t, first, zones, "r", false, func(dir string, z conformance.RandomZone, _ uint64) string {
-			path := filepath.Join(dir, z.Origin+"zone")
-			if err := os.WriteFile(path, []byte(z.Text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return path
-		})
+		askRandomZones(t, first, zones, "r", false, unsignedFile(t))
 	})
 	t.Run("signed", func(t *testing.T) {
 		signer := signerOf(t, "ECDSAP256SHA256")
@@ -133,9 +127,36 @@ func askZones(t *testing.T, zones []conformance.RandomZone, do bool, file func(d
 	return ak
 }
 
+// unsignedFile writes a zone's text as its file, for askZones.
+func unsignedFile(t *testing.T) func(dir string, z conformance.RandomZone, _ uint64) string {
+	return func(dir string, z conformance.RandomZone, _ uint64) string {
+		path := filepath.Join(dir, z.Origin+"zone")
+		if err := os.WriteFile(path, []byte(z.Text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+}
+
+// handZone is a zone written by hand for a case the random zones meet
+// only at some seeds: its text and the names to ask, relative.
+type handZone struct {
+	Text string
+	Ask  []string
+}
+
+// under is the zone under origin, as askZones asks it.
+func (h handZone) under(origin string) conformance.RandomZone {
+	z := conformance.RandomZone{Origin: origin, Text: "$ORIGIN " + origin + "\n" + h.Text}
+	for _, n := range h.Ask {
+		z.Ask = append(z.Ask, n+"."+origin)
+	}
+	return z
+}
+
 // literalStarZone is a zone whose wildcard (*.d) covers names whose first
 // label is a literal *: the questions of TestLiteralStarNamesAsKnot.
-var literalStarZone = conformance.RandomZone{
+var literalStarZone = handZone{
 	Text: `$TTL 3600
 @ IN SOA ns hostmaster 1 7200 3600 1209600 300
 @ NS ns
@@ -161,30 +182,14 @@ ns.c.c.d A 192.0.2.14
 // covers the next closer name d.d (RFC 4035 3.1.3.3, RFC 5155 7.2.6):
 // a server that answered as Knot does would pass the comparison alone.
 func TestLiteralStarNamesAsKnot(t *testing.T) {
-	zone := func(origin string) conformance.RandomZone {
-		z := literalStarZone
-		z.Origin = origin
-		z.Text = "$ORIGIN " + origin + "\n" + z.Text
-		z.Ask = nil
-		for _, n := range literalStarZone.Ask {
-			z.Ask = append(z.Ask, n+"."+origin)
-		}
-		return z
-	}
 	t.Run("unsigned", func(t *testing.T) {
-		askZones(t, []conformance.RandomZone{zone("star.test.")}, false, func(dir string, z conformance.RandomZone, _ uint64) string {
-			path := filepath.Join(dir, z.Origin+"zone")
-			if err := os.WriteFile(path, []byte(z.Text), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			return path
-		})
+		askZones(t, []conformance.RandomZone{literalStarZone.under("star.test.")}, false, unsignedFile(t))
 	})
 	signer := signerOf(t, "ECDSAP256SHA256")
 	for kind, name := range []string{"nsec", "nsec3"} {
 		t.Run(name, func(t *testing.T) {
 			origin := name + ".star.test."
-			ak := askZones(t, []conformance.RandomZone{zone(origin)}, true, func(dir string, z conformance.RandomZone, _ uint64) string {
+			ak := askZones(t, []conformance.RandomZone{literalStarZone.under(origin)}, true, func(dir string, z conformance.RandomZone, _ uint64) string {
 				return signer(dir, z, uint64(kind))
 			})
 			q := new(dns.Msg)
@@ -219,7 +224,7 @@ func TestLiteralStarNamesAsKnot(t *testing.T) {
 // above a.c.c NS), which NSEC3 with opt-out leaves without an NSEC3, and
 // a CNAME to a name below it that does not exist: the questions of
 // TestOptOutGiveUpAsKnot.
-var optOutZone = conformance.RandomZone{
+var optOutZone = handZone{
 	Text: `$TTL 3600
 @ IN SOA ns hostmaster 1 7200 3600 1209600 300
 @ NS ns
@@ -242,15 +247,8 @@ b CNAME d.d
 // asKnot.ask), which the random zones meet only at some seeds
 // (ONTIME_RANDOM_SEED=20000 with names of up to four labels).
 func TestOptOutGiveUpAsKnot(t *testing.T) {
-	z := optOutZone
-	z.Origin = "optout.test."
-	z.Text = "$ORIGIN " + z.Origin + "\n" + z.Text
-	z.Ask = nil
-	for _, n := range optOutZone.Ask {
-		z.Ask = append(z.Ask, n+"."+z.Origin)
-	}
 	signer := signerOf(t, "ECDSAP256SHA256")
-	askZones(t, []conformance.RandomZone{z}, true, func(dir string, z conformance.RandomZone, _ uint64) string {
+	askZones(t, []conformance.RandomZone{optOutZone.under("optout.test.")}, true, func(dir string, z conformance.RandomZone, _ uint64) string {
 		return signer(dir, z, 2)
 	})
 }
