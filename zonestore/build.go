@@ -628,7 +628,7 @@ func (b *Builder) checkNode(z *Zone, n *node) error {
 			return b.errorf(0, "%q has %d DNAME records, want 1", n.name, len(d.rrs))
 		}
 		if n.children > 0 {
-			return b.errorf(0, "%q has a DNAME and names below it, which RFC 6672 section 2.3 forbids", n.name)
+			return b.errorf(0, "names are below the DNAME at %q, which RFC 6672 section 2.3 forbids", n.name)
 		}
 	}
 	// A name with data below a DNAME: found from the name, as an edit that

@@ -42,10 +42,10 @@ func TestBuildRefusesInvalidZones(t *testing.T) {
 		{"CNAME and ALIAS", head + "www ALIAS cdn.example.net.\nwww CNAME ns1\n", `"www.example.org." has a CNAME beside ALIAS data`, 0},
 		{"two ALIAS", head + "www ALIAS a.example.net.\nwww ALIAS b.example.net.\n", `"www.example.org." has 2 ALIAS records, want 1`, 0},
 		{"two DNAMEs", head + "d DNAME a.example.\nd DNAME b.example.\n", "2 DNAME records", 0},
-		{"data below a DNAME", head + "d DNAME a.example.\nx.d A 192.0.2.1\n", `"d.example.org." has a DNAME and names below it`, 0},
-		{"data deep below a DNAME", head + "d DNAME a.example.\ny.x.d A 192.0.2.1\n", "RFC 6672 section 2.3", 0},
-		{"an apex DNAME", head + "@ DNAME a.example.\n", "RFC 6672 section 2.3", 0},
-		{"a DNAME below a delegation", head + "sub NS ns.example.net.\nd.sub DNAME a.example.\nx.d.sub A 192.0.2.1\n", "RFC 6672 section 2.3", 0},
+		{"data below a DNAME", head + "d DNAME a.example.\nx.d A 192.0.2.1\n", `below the DNAME at "d.example.org."`, 0},
+		{"data deep below a DNAME", head + "d DNAME a.example.\ny.x.d A 192.0.2.1\n", `below the DNAME at "d.example.org.", which RFC 6672 section 2.3`, 0},
+		{"an apex DNAME", head + "@ DNAME a.example.\n", `below the DNAME at "example.org."`, 0},
+		{"a DNAME below a delegation", head + "sub NS ns.example.net.\nd.sub DNAME a.example.\nx.d.sub A 192.0.2.1\n", `below the DNAME at "d.sub.example.org."`, 0},
 		{"RRSIG without its RRset", head + "www RRSIG A 13 3 3600 20460101000000 20260101000000 1 example.org. AAAA\n", "covers A", 6},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
