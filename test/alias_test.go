@@ -184,6 +184,16 @@ func TestAliasAnswers(t *testing.T) {
 			}
 		}
 	}
+	// CD cleared, as in every authoritative answer (RFC 4035 section
+	// 3.1.6): a resolved ALIAS and a failed one.
+	for _, name := range []string{"example.org.", "fail.example.org."} {
+		m := new(dns.Msg)
+		m.SetQuestion(name, dns.TypeA)
+		m.CheckingDisabled = true
+		if r, err := exchange(t, s.addr, m, false); err != nil || r.CheckingDisabled || len(r.Answer) == 0 && r.Rcode != dns.RcodeServerFailure {
+			t.Errorf("%s A with CD: %v, %v: want an answer or SERVFAIL, CD clear", name, r, err)
+		}
+	}
 	server := "dns://" + s.addr
 	lookups := func(result string) float64 {
 		return metric(t, metrics, `coredns_alias_lookups_total{result="`+result+`",server="`+server+`"}`)

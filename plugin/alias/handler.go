@@ -184,6 +184,7 @@ func (q *query) Answer(res alias.Result) {
 	default:
 		m = new(dns.Msg)
 		m.SetRcode(q.r, dns.RcodeServerFailure)
+		m.CheckingDisabled = false // as zonestore's answers (RFC 4035 section 3.1.6)
 	}
 	q.w.WriteMsg(m)
 }

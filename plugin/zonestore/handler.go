@@ -160,6 +160,8 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		return h.reply(w, r, dns.RcodeRefused) // the zone is class IN, as Knot answers
 	case q.Qtype == dns.TypeAXFR || q.Qtype == dns.TypeIXFR:
 		return h.reply(w, r, dns.RcodeRefused) // transfers are the transfer plugin's, before this one
+	case q.Qtype == dns.TypeNone:
+		return h.reply(w, r, dns.RcodeNotImplemented) // type 0 is reserved (RFC 6895 section 3.1); as Knot answers
 	}
 
 	if z.Expired() {
@@ -213,6 +215,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	}
 	m := &a.m
 	m.SetReply(&dns.Msg{MsgHdr: r.MsgHdr}) // its question would be allocated apart: it is a's
+	m.CheckingDisabled = false             // RFC 4035 section 3.1.6 (reply)
 	a.q[0] = q
 	m.Question = a.q[:]
 	m.Authoritative = res.Authoritative
@@ -280,9 +283,14 @@ func (a *answer) End() {
 
 // reply writes an empty answer with rcode. It returns success so that no
 // other plugin writes a second answer.
+//
+// CD is cleared here and in every answer from a zone, where SetReply
+// copies it: RFC 4035 section 3.1.6 has an authoritative server clear it
+// (it validates nothing, CD or not), and Knot DNS does.
 func (h *Handler) reply(w dns.ResponseWriter, r *dns.Msg, rcode int) (int, error) {
 	m := new(dns.Msg)
 	m.SetRcode(r, rcode)
+	m.CheckingDisabled = false
 	w.WriteMsg(m)
 	return dns.RcodeSuccess, nil
 }
