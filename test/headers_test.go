@@ -105,6 +105,14 @@ func askRaw(addr string, pkt []byte, tcp bool) ([]byte, error) {
 	return nil, errors.New("no answer")
 }
 
+// optRDATA replaces the RDATA of the OPT record that ends query (one
+// with no option) with rdata.
+func optRDATA(query []byte, rdata ...byte) []byte {
+	b := append([]byte{}, query[:len(query)-2]...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(rdata)))
+	return append(b, rdata...)
+}
+
 // headerQuery packs a query for name, type qtype and class qclass, RD
 // clear, changed by each of mods.
 func headerQuery(t *testing.T, name string, qtype, qclass uint16, mods ...func(*dns.Msg)) []byte {
@@ -253,6 +261,11 @@ func TestHeadersAsKnot(t *testing.T) {
 			}()},
 		{name: "NSID asked", pkt: headerQuery(t, "www.example.org.", dns.TypeA, in, edns(false), option(&dns.EDNS0_NSID{Code: dns.EDNS0NSID}))},
 		{name: "padding", pkt: headerQuery(t, "www.example.org.", dns.TypeA, in, edns(false), option(&dns.EDNS0_PADDING{Padding: make([]byte, 20)}))},
+		{name: "an option longer than its OPT record", pkt: optRDATA(headerQuery(t, "www.example.org.", dns.TypeA, in, edns(false)), 0, 10, 0, 8)},
+		{name: "an OPT record cut inside an option's header", pkt: optRDATA(headerQuery(t, "www.example.org.", dns.TypeA, in, edns(false)), 0, 10, 0)},
+		{name: "a client-subnet option of no family known", pkt: headerQuery(t, "www.example.org.", dns.TypeA, in, edns(false), option(&dns.EDNS0_LOCAL{Code: dns.EDNS0SUBNET, Data: []byte{0, 9, 24, 0, 192, 0, 2}})),
+			why:  "miekg/dns does not unpack a client-subnet option whose family is neither IPv4 nor IPv6, so the message is FORMERR, as stock CoreDNS answers it; Knot, which reads no such option without its geoip module, answers the question",
+			ours: "rcode 1 opcode 0 [qr] qd 1 an 0 ns 0 ar 0 q www.example.org. 1 1"},
 		{name: "EXPIRE asked", pkt: headerQuery(t, "example.org.", dns.TypeSOA, in, edns(false), option(&dns.EDNS0_EXPIRE{Code: dns.EDNS0EXPIRE}))},
 		{name: "the root", pkt: headerQuery(t, ".", dns.TypeSOA, in)},
 		{name: "octets after the question", pkt: append(append([]byte{}, www...), 1, 2, 3),

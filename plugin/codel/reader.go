@@ -574,13 +574,19 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked, sw *
 			break
 		}
 		fallthrough
-	default: // as miekg/dns: the header echoed, FORMERR or NOTIMP, no sections
+	default: // as miekg/dns: the header echoed, FORMERR or NOTIMP, the question if one unpacked, no other section
 		req = new(dns.Msg) // a failed Unpack leaves what it read (FuzzPacketThroughTheChain found it)
 		req.Id, req.Opcode = h.Id, int(h.Bits>>11)&0xF
 		req.Response, req.RecursionDesired = true, h.Bits&(1<<8) != 0
 		req.Rcode = dns.RcodeFormatError
 		if action == dns.MsgRejectNotImplemented {
 			req.Rcode = dns.RcodeNotImplemented
+		}
+		// Unpack keeps a question it read whole before what failed (a
+		// malformed OPT record, say), and miekg/dns's server echoes it, as
+		// Knot does; a question read in part it keeps none of.
+		if action == dns.MsgAccept && len(u.msg.Question) == 1 {
+			req.Question = []dns.Question{u.msg.Question[0]}
 		}
 		w.WriteMsg(req)
 		return
