@@ -125,7 +125,8 @@ func TestAXFRCarriesALIAS(t *testing.T) {
 }
 
 // TestIXFRUpToDate: an IXFR from the current serial is answered with the
-// SOA alone; from an older one, with the whole zone (AXFR fallback).
+// SOA alone; from an older one, with the whole zone (AXFR fallback), in
+// serial number arithmetic (RFC 1982): 4294967290 is older than 5.
 func TestIXFRUpToDate(t *testing.T) {
 	zf := filepath.Join(t.TempDir(), "db.example.org")
 	writeZone(t, zf, 5, "www A 192.0.2.1")
@@ -133,7 +134,7 @@ func TestIXFRUpToDate(t *testing.T) {
 	for _, tc := range []struct {
 		serial uint32
 		want   int
-	}{{5, 1}, {6, 1}, {4, 5}} {
+	}{{5, 1}, {6, 1}, {4, 5}, {4294967290, 5}} {
 		m := new(dns.Msg)
 		m.SetIxfr("example.org.", tc.serial, "ns1.example.org.", "hostmaster.example.org.")
 		env, err := new(dns.Transfer).In(m, s.addr)

@@ -157,7 +157,7 @@ func (s *Store) Publish(old, z *Zone, force bool) error {
 	if old != nil && old.originKey != z.originKey {
 		return fmt.Errorf("publish: zone %q cannot replace zone %q", z.origin, old.origin)
 	}
-	if old != nil && !force && !serialNewer(z.serial, old.serial) {
+	if old != nil && !force && !SerialNewer(z.serial, old.serial) {
 		return fmt.Errorf("%w: zone %q serial %d is not newer than %d", ErrStale, z.origin, z.serial, old.serial)
 	}
 	sl := s.slotFor(z)
@@ -262,5 +262,6 @@ func (s *Store) addSlots(zs []*Zone) {
 	}))
 }
 
-// serialNewer reports whether a is newer than b in serial number arithmetic (RFC 1982).
-func serialNewer(a, b uint32) bool { return a != b && int32(a-b) > 0 }
+// SerialNewer reports whether serial a is newer than b in serial number
+// arithmetic (RFC 1982): what a store, a secondary and an IXFR compare.
+func SerialNewer(a, b uint32) bool { return a != b && int32(a-b) > 0 }

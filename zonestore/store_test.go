@@ -222,3 +222,20 @@ func BenchmarkFind(b *testing.B) {
 		})
 	}
 }
+
+// TestSerialNewerWraps: serial number arithmetic (RFC 1982 section 3.2),
+// across the wrap and at the distance where no order is defined.
+func TestSerialNewerWraps(t *testing.T) {
+	for _, tc := range []struct {
+		a, b uint32
+		want bool
+	}{
+		{1, 0, true}, {0, 1, false}, {7, 7, false},
+		{5, 4294967290, true}, {4294967290, 5, false},
+		{1<<31 - 1, 0, true}, {1 << 31, 0, false}, {0, 1 << 31, false},
+	} {
+		if got := SerialNewer(tc.a, tc.b); got != tc.want {
+			t.Errorf("SerialNewer(%d, %d) = %v, want %v", tc.a, tc.b, got, tc.want)
+		}
+	}
+}

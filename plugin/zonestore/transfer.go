@@ -3,6 +3,8 @@ package zonestore
 import (
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
 )
 
 // Transfer implements transfer.Transferer, so that the stock transfer
@@ -20,7 +22,7 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 	ch := make(chan []dns.RR)
 	go func() {
 		defer close(ch)
-		if serial != 0 && !newer(z.Serial(), serial) {
+		if serial != 0 && !zonestore.SerialNewer(z.Serial(), serial) {
 			ch <- []dns.RR{z.SOA()}
 			return
 		}
@@ -60,6 +62,3 @@ func (h *Handler) serves(origin string) bool {
 	m := h.secs.get(origin)
 	return m != nil && !m.catalog
 }
-
-// newer reports whether serial a is newer than b (RFC 1982).
-func newer(a, b uint32) bool { return a != b && int32(a-b) > 0 }

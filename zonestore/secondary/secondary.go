@@ -198,7 +198,7 @@ func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) error {
 		s.event(SOA, nil, err)
 		return err
 	}
-	if !newer(serial, cur.Serial()) {
+	if !zonestore.SerialNewer(serial, cur.Serial()) {
 		if cur.Expired() { // back in touch with a primary: serve it again
 			s.cfg.Store.Publish(cur, cur.WithExpired(false), true)
 		}
@@ -379,7 +379,7 @@ func applyIXFR(cur *zonestore.Zone, rrs []dns.RR) (z *zonestore.Zone, whole bool
 		return nil, false, errors.New("IXFR answer does not start with an SOA")
 	}
 	if len(rrs) == 1 {
-		if !newer(top.Serial, cur.Serial()) {
+		if !zonestore.SerialNewer(top.Serial, cur.Serial()) {
 			return nil, false, nil
 		}
 		return nil, false, errors.New("IXFR answer is the SOA alone, and newer")
@@ -429,6 +429,3 @@ func applyIXFR(cur *zonestore.Zone, rrs []dns.RR) (z *zonestore.Zone, whole bool
 	}
 	return z, false, nil
 }
-
-// newer reports whether serial a is newer than b (RFC 1982).
-func newer(a, b uint32) bool { return a != b && int32(a-b) > 0 }
