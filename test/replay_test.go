@@ -23,24 +23,11 @@ func udpRaw(t *testing.T, addr string, m *dns.Msg) []byte {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := net.Dial("udp", addr)
+	b, err := askRaw(addr, out, false)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("%v: %v", m.Question, err)
 	}
-	defer c.Close()
-	buf := make([]byte, 65535)
-	for try := 0; try < 3; try++ {
-		c.SetDeadline(time.Now().Add(2 * time.Second))
-		if _, err := c.Write(out); err != nil {
-			t.Fatal(err)
-		}
-		n, err := c.Read(buf)
-		if err == nil {
-			return buf[:n]
-		}
-	}
-	t.Fatalf("%v: no answer", m.Question)
-	return nil
+	return b
 }
 
 // A question asked again, the same way, from the same version of the
