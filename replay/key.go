@@ -29,12 +29,14 @@ const keyFields = 2 + 2 + 1 + 2 + 4
 // reader reading the option in place, 1.20x (bench/README.md, 2026-12-06).
 //
 // The key is the question's name as given (its case is the answer's),
-// its type and class, the flags an answer copies (RD, CD; the opcode is
-// a query's, checked by whoever asks for a key), the OPT record's
+// its type and class, RD (the answer copies it; the opcode is a query's,
+// checked by whoever asks for a key), the OPT record's
 // presence, UDP size and TTL field (extended rcode, version, DO and the
 // other flags), and whether the request came over a stream (TCP, TLS,
 // HTTPS: stream): a stream's answer is packed to 65,535 octets whatever
-// the request's UDP size, and is never truncated.
+// the request's UDP size, and is never truncated. CD is no part of it:
+// zonestore clears it in every answer (RFC 4035 section 3.1.6), so that
+// a validating resolver's query, CD set, and a stub's share one answer.
 func Key(dst []byte, r *dns.Msg, stream bool) ([]byte, bool) {
 	if len(r.Question) != 1 || len(r.Answer) != 0 || len(r.Ns) != 0 || len(r.Extra) > 1 {
 		return dst, false
@@ -52,9 +54,6 @@ func Key(dst []byte, r *dns.Msg, stream bool) ([]byte, bool) {
 	var flags byte
 	if r.RecursionDesired {
 		flags |= 1
-	}
-	if r.CheckingDisabled {
-		flags |= 2
 	}
 	if stream {
 		flags |= 8

@@ -34,6 +34,7 @@ func TestKeyTellsRequestsApart(t *testing.T) {
 	same := map[string]func(*dns.Msg){
 		"another ID": func(m *dns.Msg) { m.Id++ },
 		"AD set":     func(m *dns.Msg) { m.AuthenticatedData = true },
+		"CD set":     func(m *dns.Msg) { m.CheckingDisabled = true }, // the answer clears it
 	}
 	for name, change := range same {
 		m := base()
@@ -48,7 +49,6 @@ func TestKeyTellsRequestsApart(t *testing.T) {
 		"another type":     func(m *dns.Msg) { m.Question[0].Qtype = dns.TypeAAAA },
 		"another class":    func(m *dns.Msg) { m.Question[0].Qclass = dns.ClassCHAOS },
 		"RD":               func(m *dns.Msg) { m.RecursionDesired = !m.RecursionDesired },
-		"CD":               func(m *dns.Msg) { m.CheckingDisabled = true },
 		"no OPT":           func(m *dns.Msg) { m.Extra = nil },
 		"another UDP size": func(m *dns.Msg) { m.IsEdns0().SetUDPSize(4096) },
 		"DO":               func(m *dns.Msg) { m.IsEdns0().SetDo() },

@@ -175,6 +175,15 @@ func TestReplayAnswersAsPacked(t *testing.T) {
 	if !bytes.Equal(looked, replayed) {
 		t.Errorf("the answer to the question with a cookie\n% x\nand without it, replayed\n% x\ndiffer", looked, replayed)
 	}
+
+	// CD, which every answer clears (RFC 4035 section 3.1.6), is no part
+	// of the key: a validating resolver's query, CD set, is that answer.
+	h3 := hits()
+	withCD := msg(fresh, 6)
+	withCD.CheckingDisabled = true
+	if got := udpRaw(t, s.addr, withCD); hits()-h3 != 1 || !bytes.Equal(got, replayed) {
+		t.Errorf("the question asked with CD: %g hits, want 1; answer\n% x\nwant\n% x", hits()-h3, got, replayed)
+	}
 }
 
 // replay 0 keeps no answer, and neither does a chain whose writers down
