@@ -204,10 +204,10 @@ func TestHeadersAsKnot(t *testing.T) {
 			ours: "rcode 16 opcode 0 [qr cd] qd 1 an 0 ns 0 ar 1 edns 0 do false q www.example.org. 1 1"},
 		{name: "AD and DO", pkt: headerQuery(t, "signed.test.", dns.TypeSOA, in, edns(true), func(m *dns.Msg) { m.AuthenticatedData = true })},
 		{name: "class CH", pkt: headerQuery(t, "version.bind.", dns.TypeTXT, dns.ClassCHAOS, func(m *dns.Msg) { m.RecursionDesired = true }),
-			why:  "CoreDNS's server refuses every class but IN before any plugin unless the chain has one that answers CH (chaos); Knot tells its version",
+			why:  "CoreDNS's server refuses every class but IN before any plugin unless the chain has one that answers CH (chaos: TestOtherClassesWithChaosAsKnot); Knot tells its version",
 			ours: "rcode 5 opcode 0 [qr rd] qd 1 an 0 ns 0 ar 0 q version.bind. 16 3"},
 		{name: "class ANY", pkt: headerQuery(t, "example.org.", dns.TypeSOA, dns.ClassANY),
-			why:  "as for CH: CoreDNS's server refuses it before any plugin; Knot answers from the IN zone",
+			why:  "as for CH: CoreDNS's server refuses it before any plugin, unless chaos is in the chain; Knot answers from the IN zone",
 			ours: "rcode 5 opcode 0 [qr] qd 1 an 0 ns 0 ar 0 q example.org. 6 255"},
 		{name: "AXFR without a transfer block", pkt: headerQuery(t, "example.org.", dns.TypeAXFR, in),
 			why:  "these servers have no transfer block: zonestore refuses the transfer (the transfer plugin answers it where there is one); Knot, configured to transfer to loopback, answers NOTIMP over UDP and the zone over TCP",
@@ -311,5 +311,56 @@ func TestHeadersAsKnot(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestOtherClassesWithChaosAsKnot: with the chaos plugin in the chain,
+// CoreDNS's server lets other classes than IN through to the plugins, and
+// ontime answers them as Knot does: class ANY from the IN zones (QCLASS
+// * of RFC 1035 section 3.2.5), CH and HS for a zone's name REFUSED, and
+// version.bind in CH with its own version. The full chain is asked each
+// question three times, the third answered from the octets it kept.
+func TestOtherClassesWithChaosAsKnot(t *testing.T) {
+	zones := conformanceZones(t)
+	knot := startKnot(t, zones)
+	body, origins := zonestoreLines(zones, "")
+	plain := startCoreDNS(t, "    chaos ontime\n"+body, origins...)
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	full := startCoreDNSWith(t, onePAnswer, fmt.Sprintf("    prometheus %s\n    chaos ontime\n    fastpack\n    codel\n%s", prom, body), origins...)
+	for _, c := range []struct {
+		name          string
+		qtype, qclass uint16
+		ours          string // "": as Knot
+	}{
+		{"example.org.", dns.TypeSOA, dns.ClassANY, ""},
+		{"www.example.org.", dns.TypeA, dns.ClassANY, ""},
+		{"nx.example.org.", dns.TypeA, dns.ClassANY, ""},
+		{"www.delegated.example.org.", dns.TypeA, dns.ClassANY, ""},
+		{"www.example.com.", dns.TypeA, dns.ClassANY, ""},
+		{"example.org.", dns.TypeSOA, dns.ClassCHAOS, ""},
+		{"www.example.org.", dns.TypeA, dns.ClassHESIOD, ""},
+		{"version.bind.", dns.TypeTXT, dns.ClassCHAOS, "rcode 0 opcode 0 [qr] qd 1 an 1 ns 0 ar 0 q version.bind. 16 3\n  version.bind.\t0\tch\ttxt\t\"ontime\""},
+	} {
+		pkt := headerQuery(t, c.name, c.qtype, c.qclass)
+		for _, tcp := range []bool{false, true} {
+			want := headerAnswer(askRaw(knot.addr, pkt, tcp))
+			if c.ours != "" {
+				want = c.ours
+			}
+			got := []string{headerAnswer(askRaw(plain.addr, pkt, tcp))}
+			for range 3 {
+				got = append(got, headerAnswer(askRaw(full.addr, pkt, tcp)))
+			}
+			for i, g := range got {
+				if g != want {
+					t.Errorf("%s %d %d (tcp %v), server %d of zonestore, the full chain thrice: answers\n%s\nwant\n%s", c.name, c.qtype, c.qclass, tcp, i, g, want)
+				}
+			}
+		}
+	}
+	// The four answers from a zone, over UDP and over TCP: kept at their
+	// second asking, found at their third.
+	if hits := metric(t, prom, "coredns_zonestore_replay_hits_total"); hits < 8 {
+		t.Errorf("%g answers replayed, want the 8 from a zone", hits)
 	}
 }
