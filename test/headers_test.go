@@ -234,8 +234,20 @@ func TestHeadersAsKnot(t *testing.T) {
 			m.SetEdns0(1232, false)
 			b, _ := m.Pack()
 			return b
-		}(), why: "FORMERR without the OPT record, as miekg/dns's server answers a message of no question; Knot keeps it",
-			ours: formerr},
+		}(), why: "FORMERR without the OPT record, as miekg/dns's server answers a message of no question; codel answers it with one, as Knot does and RFC 6891 section 6.1.1 has every answer to a request with one do",
+			plain: formerr},
+		{name: "no question, EDNS and DO", pkt: func() []byte {
+			m := &dns.Msg{MsgHdr: dns.MsgHdr{Id: 0x4242, RecursionDesired: true}}
+			m.SetEdns0(4096, true)
+			b, _ := m.Pack()
+			return b
+		}(), why: "as above", plain: "rcode 1 opcode 0 [qr rd] qd 0 an 0 ns 0 ar 0"},
+		{name: "no question, an A record", pkt: func() []byte {
+			m := &dns.Msg{MsgHdr: dns.MsgHdr{Id: 0x4242}}
+			record(3)(m)
+			b, _ := m.Pack()
+			return b
+		}()},
 		{name: "two questions", pkt: func() []byte {
 			m := &dns.Msg{MsgHdr: dns.MsgHdr{Id: 0x4242}}
 			m.Question = []dns.Question{{Name: "www.example.org.", Qtype: dns.TypeA, Qclass: in}, {Name: "example.org.", Qtype: dns.TypeSOA, Qclass: in}}

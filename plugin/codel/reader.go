@@ -548,12 +548,39 @@ func (p *packet) end() {
 // chain answers it (zonestore with NOTIMP, a plugin that takes the opcode
 // as it does). CoreDNS's own server accepts the opcodes its plugins asked
 // for (Config.AllowOpcode), a list it keeps to itself.
+//
+// A message of no question but one more record (its OPT, say) is
+// accepted too, where it is otherwise a query, and answered by
+// noQuestion: miekg/dns would answer it without the OPT record.
 func acceptAction(h dns.Header) dns.MsgAcceptAction {
 	action := dns.DefaultMsgAcceptFunc(h)
 	if action == dns.MsgRejectNotImplemented && h.Qdcount == 1 {
 		return dns.MsgAccept
 	}
+	if action == dns.MsgReject && h.Qdcount == 0 && h.Arcount > 0 {
+		h.Qdcount = 1
+		return dns.DefaultMsgAcceptFunc(h)
+	}
 	return action
+}
+
+// noQuestion answers r, a message of no question, if it is one: FORMERR
+// with its ID and RD, as miekg/dns's server answers it, and an OPT
+// record where r has one, as Knot's answer has and RFC 6891 section 6.1.1
+// has every answer to a request with an OPT record carry. CoreDNS's
+// server would answer SERVFAIL.
+func noQuestion(w dns.ResponseWriter, r *dns.Msg) bool {
+	if len(r.Question) != 0 {
+		return false
+	}
+	m := new(dns.Msg)
+	m.SetRcodeFormatError(r)
+	m.RecursionDesired = r.RecursionDesired // as the refusals in serve
+	if o := r.IsEdns0(); o != nil {
+		m.SetEdns0(o.UDPSize(), o.Do()) // version 0, and no option: none is answered here
+	}
+	w.WriteMsg(m)
+	return true
 }
 
 // serve does what miekg/dns's server does with a packet m (refuse what is
@@ -589,6 +616,9 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked, sw *
 			req.Question = []dns.Question{u.msg.Question[0]}
 		}
 		w.WriteMsg(req)
+		return
+	}
+	if noQuestion(w, req) {
 		return
 	}
 	if len(ctx.server.TsigSecret) > 0 {

@@ -104,7 +104,11 @@ func (c *Codel) listenTCP(s *dnsserver.Server) {
 			WriteTimeout:  s.WriteTimeout,
 			IdleTimeout:   func() time.Duration { return s.IdleTimeout },
 			// As CoreDNS's Serve hands each query to its server.
-			Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) { s.ServeDNS(ctx, w, r) }),
+			Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+				if !noQuestion(w, r) {
+					s.ServeDNS(ctx, w, r)
+				}
+			}),
 		}
 		t.servers = append(t.servers, srv)
 		go srv.ActivateAndServe()
