@@ -312,9 +312,11 @@ func (a *asKnot) ask(t *testing.T, q conformance.Query, reported int) (wrong int
 			// without TC: an RRset that does not fit, or the signature
 			// of one that does (RFC 2181 section 9 sets TC only for
 			// data the answer needs; RFC 4035 section 3.1.1 lets a
-			// signature in the additional section go alone). ontime
-			// sets TC where the additional section does not fit whole:
-			// the client asks again over TCP, and that answer must be
+			// signature in the additional section go alone), as
+			// fastpack does but for a referral's glue (RFC 9471).
+			// zonestore alone, packed by miekg/dns's Truncate, sets TC
+			// where the additional section does not fit whole: the
+			// client asks again over TCP, and that answer must be
 			// Knot's over TCP (seed 70369, four labels, TTLs: an MX
 			// target's address kept, its signature left out). And
 			// miekg/dns's Truncate, which packs the answers of

@@ -80,7 +80,10 @@ func NewEncoder() *Encoder {
 // Encode appends m, in wire form, to dst[:0] and returns the result. size
 // is the most the message may take, the client's UDP payload size (at least
 // 512) or 65535 for TCP; 0 means 65535. What does not fit is left out by
-// whole RRsets from the end, TC is set, and the OPT record is kept. The
+// whole RRsets from the end, TC is set, and the OPT record is kept; but
+// additional data an answer does not need (anything but a referral's) is
+// left out without TC, and an RRset there that fits keeps its place
+// without the signatures that do not (additional). The
 // header and the questions are written whole, as miekg/dns's Truncate
 // keeps them: a message whose questions alone pass size (a hundred of
 // them; an answer has one) comes out longer than size, as it does there.
@@ -145,7 +148,7 @@ func (e *Encoder) Encode(dst []byte, m *dns.Msg, size int) ([]byte, error) {
 		n      int
 		counts [3]int
 	}
-	truncated := false
+	truncated, dropped := false, false
 	var prev *dns.RR_Header
 	e.owner, e.ownerPtr = "", noPointer
 sections:
@@ -170,6 +173,7 @@ sections:
 				mark.n, mark.counts = len(e.buf), counts
 			}
 			prev = h
+			start, before := len(e.buf), counts
 			n, err := e.rr(rr, h, same)
 			if err != nil {
 				return e.buf[:0], err
@@ -177,6 +181,18 @@ sections:
 			ulen += n
 			counts[si]++
 			if len(e.buf) > budget {
+				if si == 2 && !referral(m) {
+					// Additional data the answer does not need: left out
+					// without TC (RFC 2181 section 9). A signature that
+					// does not fit goes alone, its set, written before
+					// it, kept (RFC 4035 section 3.1.1), as Knot does.
+					e.buf, counts = e.buf[:mark.n], mark.counts
+					if h.Rrtype == dns.TypeRRSIG && before != mark.counts {
+						e.buf, counts = e.buf[:start], before
+					}
+					dropped = true
+					break sections
+				}
 				e.buf, counts = e.buf[:mark.n], mark.counts
 				truncated = true
 				break sections
@@ -187,10 +203,26 @@ sections:
 	if neg != nil && counts == [3]int{0, len(neg), 0} {
 		e.keepTemplate(neg, negKey, ulen-qulen)
 	}
-	if !truncated {
+	if !truncated && !dropped {
 		e.counted(m, opt, ulen)
 	}
 	return e.finish(m, opt, counts, truncated), nil
+}
+
+// referral reports whether m is a referral: no answer, not authoritative,
+// and NS records in authority. Its additional section holds the glue the
+// delegation needs, which RFC 9471 has the client ask for again over TCP
+// (TC) where it does not fit.
+func referral(m *dns.Msg) bool {
+	if m.Authoritative || len(m.Answer) != 0 {
+		return false
+	}
+	for _, rr := range m.Ns {
+		if rr.Header().Rrtype == dns.TypeNS {
+			return true
+		}
+	}
+	return false
 }
 
 // finish appends m's OPT record, where it has one, and writes the header
