@@ -83,7 +83,8 @@ func NewEncoder() *Encoder {
 // whole RRsets from the end, TC is set, and the OPT record is kept; but
 // additional data an answer does not need (anything but a referral's) is
 // left out without TC, and an RRset there that fits keeps its place
-// without the signatures that do not (additional). The
+// without the signatures that do not (RFC 2181 section 9, RFC 4035
+// section 3.1.1, as Knot DNS answers). The
 // header and the questions are written whole, as miekg/dns's Truncate
 // keeps them: a message whose questions alone pass size (a hundred of
 // them; an answer has one) comes out longer than size, as it does there.
