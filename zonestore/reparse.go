@@ -37,10 +37,11 @@ func (z *Zone) reparse(text []byte, file string) (*Zone, error) {
 	defer pace.Close()
 	// Scanned once: compared with z's, and kept by the new version either way.
 	cur := largeText(text, &pace)
-	if next := z.reparseText(cur, file, &pace); next != nil {
+	next, retimed := z.reparseText(cur, file, &pace)
+	if next != nil {
 		return next, nil
 	}
-	next, err := z.reparseRecords(bytes.NewReader(text), file, &pace)
+	next, err := z.reparseRecords(bytes.NewReader(text), file, &pace, retimed)
 	if err != nil {
 		return nil, err
 	}
@@ -51,41 +52,43 @@ func (z *Zone) reparse(text []byte, file string) (*Zone, error) {
 // reparseText is Reparse by comparing cur, the new file's text, with z's,
 // or nil where that does not apply or fails: the caller parses the whole
 // file then, and its errors are the ones reported, with their lines.
-func (z *Zone) reparseText(cur *masterText, file string, pace *yield.Pacer) *Zone {
+// retimed says that the new file gives a set records of differing TTLs:
+// the caller then builds it whole, without comparing records first.
+func (z *Zone) reparseText(cur *masterText, file string, pace *yield.Pacer) (next *Zone, retimed bool) {
 	old := z.keptText()
 	if old == nil || cur == nil || z.signed || z.ttlsDiffer || len(old.units) != z.records {
-		return nil // no text kept, records that two lines both hold, or TTLs the file's order sets
+		return nil, false // no text kept, records that two lines both hold, or TTLs the file's order sets
 	}
 	if !bytes.Equal(cur.header, old.header) {
-		return nil
+		return nil, false
 	}
 	added, removed, ok := diffUnits(old.units, cur.units, pace)
 	if !ok {
-		return nil
+		return nil, false
 	}
 	b := z.Edit()
 	b.file = file
 	for _, u := range removed {
 		rr := old.record(u, z.origin, file)
 		if rr == nil || b.Delete(rr) != nil {
-			return nil
+			return nil, false
 		}
 	}
 	for _, u := range added {
 		rr := cur.record(u, z.origin, file)
 		if rr == nil || b.Add(rr, 0) != nil {
-			return nil
+			return nil, false
 		}
 	}
 	if b.retimed != nil {
-		return nil // a set's TTLs now differ: the file's order sets its TTL
+		return nil, true // a set's TTLs now differ: the file's order sets its TTL
 	}
 	next, err := b.Build()
 	if err != nil || next.records != len(cur.units) {
-		return nil // a record the zone refuses, or two lines that hold one record
+		return nil, false // a record the zone refuses, or two lines that hold one record
 	}
 	next.setText(cur)
-	return next
+	return next, false
 }
 
 // keepText keeps a large zone's file as units for the next Reparse.
@@ -100,8 +103,10 @@ func largeText(text []byte, pace *yield.Pacer) *masterText {
 	return scanText(text, pace)
 }
 
-// reparseRecords is Reparse by parsing every record and comparing it with z's.
-func (z *Zone) reparseRecords(r io.Reader, file string, pace *yield.Pacer) (*Zone, error) {
+// reparseRecords is Reparse by parsing every record and comparing it with
+// z's; or building them whole, where buildWhole says so (reparseText found
+// a set's TTLs differing).
+func (z *Zone) reparseRecords(r io.Reader, file string, pace *yield.Pacer, buildWhole bool) (*Zone, error) {
 	type lined struct {
 		rr   dns.RR
 		line int
@@ -131,7 +136,7 @@ func (z *Zone) reparseRecords(r io.Reader, file string, pace *yield.Pacer) (*Zon
 		}
 		return b.Build()
 	}
-	if signed || z.ttlsDiffer {
+	if signed || z.ttlsDiffer || buildWhole {
 		return whole()
 	}
 

@@ -111,7 +111,7 @@ func TestTextReparseIsParse(t *testing.T) {
 			{"a name's spelling", edit(func(l []string) []string { l[find("h13 ")] = "H13 A 192.0.2.13"; return l })},
 		} {
 			old := textZone(t, joined(base))
-			got := old.reparseText(scanText(tc.text, nil), "db.example.org", nil)
+			got, _ := old.reparseText(scanText(tc.text, nil), "db.example.org", nil)
 			what := fmt.Sprintf("$TTL %v, %s", withTTL, tc.name)
 			if got == nil {
 				t.Errorf("%s: not compared as text", what)
@@ -119,7 +119,7 @@ func TestTextReparseIsParse(t *testing.T) {
 			}
 			sameAsParse(t, what, got, tc.text)
 			// And the next re-read compares with this version's text.
-			if again := got.reparseText(scanText(edit(func(l []string) []string { return append(l, "later A 192.0.2.9") }), nil), "db", nil); again == nil {
+			if again, _ := got.reparseText(scanText(edit(func(l []string) []string { return append(l, "later A 192.0.2.9") }), nil), "db", nil); again == nil {
 				t.Errorf("%s: the next version was not compared as text", what)
 			}
 		}
@@ -151,7 +151,7 @@ func TestTextReparseDeclines(t *testing.T) {
 		{"a parenthesis left open", joined(append(bumped(base), "x TXT ( open"))},
 	} {
 		old := textZone(t, joined(base))
-		if got := old.reparseText(scanText(tc.text, nil), "db.example.org", nil); got != nil {
+		if got, _ := old.reparseText(scanText(tc.text, nil), "db.example.org", nil); got != nil {
 			t.Errorf("%s: compared as text", tc.name)
 		}
 		got, err := old.Reparse(strings.NewReader(string(tc.text)), "db.example.org")
@@ -202,7 +202,7 @@ func TestTextReparseRandomEdits(t *testing.T) {
 				}
 			}
 			text := joined(lines)
-			next := cur.reparseText(scanText(text, nil), "db.example.org", nil)
+			next, _ := cur.reparseText(scanText(text, nil), "db.example.org", nil)
 			if next != nil {
 				asText++
 				sameAsParse(t, fmt.Sprintf("$TTL %v round %d", withTTL, round), next, text)
