@@ -235,3 +235,90 @@ func TestCookies(t *testing.T) {
 		t.Fatalf("over TCP: %v %v", err, r)
 	}
 }
+
+// cookieRequest is a request for a server cookie (RFC 7873 section 5.4): a
+// query of no question, with RD, and a COOKIE option.
+func cookieRequest(id uint16, cookie string) *dns.Msg {
+	m := withCookie(id, cookie)
+	m.Question = nil
+	return m
+}
+
+// TestCookieWithoutQuestion: a query of no question with a COOKIE option
+// asks for a server cookie (RFC 7873 section 5.4). With rrl, through
+// codel's reader and its TCP listeners, it is answered NOERROR with no
+// records, the client cookie and a server cookie valid for the client's
+// address, which a query then returns and is not limited; BADCOOKIE with
+// a fresh one where it returned a server cookie not valid; FORMERR where
+// the option has no cookie's length, or there is no COOKIE option. Without
+// rrl the server has no cookies, and answers FORMERR (with its OPT).
+func TestCookieWithoutQuestion(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	writeZone(t, zf, 1, "www A 192.0.2.1")
+	const secret = "e5e973e5a6b2a43f48e7dc849e37bfcf"
+	s := startCoreDNS(t, fmt.Sprintf("    codel\n    rrl {\n        rate 10\n        cookie-secret %s\n    }\n    zonestore %s example.org\n", secret, zf), "example.org")
+	plain := startCoreDNS(t, fmt.Sprintf("    codel\n    zonestore %s example.org\n", zf), "example.org")
+	sk, _ := hex.DecodeString(secret)
+	cookies := rrl.NewCookies(sk)
+	const client = "0102030405060708"
+	ck, _ := hex.DecodeString(client)
+	from := netip.MustParseAddr("127.0.14.1")
+
+	// cookieAnswer checks m is an answer to request id of rcode with the
+	// client cookie and a server cookie valid for addr, and returns the
+	// cookie.
+	cookieAnswer := func(what string, m *dns.Msg, id uint16, rcode int, addr netip.Addr) string {
+		t.Helper()
+		if m == nil {
+			t.Fatalf("%s: no answer", what)
+		}
+		got := cookieIn(m)
+		raw, _ := hex.DecodeString(got)
+		if m.Id != id || !m.Response || !m.RecursionDesired || m.Rcode != rcode || len(m.Question)+len(m.Answer)+len(m.Ns) != 0 ||
+			len(raw) != 24 || got[:16] != client || !cookies.Valid(ck, raw[8:], addr) {
+			t.Fatalf("%s: %v\nwant %s, no records, the client cookie and a valid server cookie", what, m, dns.RcodeToString[rcode])
+		}
+		return got
+	}
+	one := func(srv string, m *dns.Msg) *dns.Msg {
+		return exchangeFrom(t, from.String(), srv, []*dns.Msg{m})[m.Id]
+	}
+
+	got := cookieAnswer("a client cookie alone", one(s.addr, cookieRequest(1, client)), 1, dns.RcodeSuccess, from)
+	var valid []*dns.Msg
+	for i := range 50 {
+		valid = append(valid, withCookie(uint16(i+1), got))
+	}
+	full := 0
+	for _, m := range exchangeFrom(t, from.String(), s.addr, valid) {
+		if m.Rcode == dns.RcodeSuccess && len(m.Answer) == 1 && !m.Truncated {
+			full++
+		}
+	}
+	if full != 50 {
+		t.Errorf("50 queries with the server cookie so learnt, at rate 10: %d answered in full, want all", full)
+	}
+	cookieAnswer("the cookie returned", one(s.addr, cookieRequest(2, got)), 2, dns.RcodeSuccess, from)
+	cookieAnswer("a server cookie not valid", one(s.addr, cookieRequest(3, client+"01000000aabbccdd0011223344556677")), 3, dns.RcodeBadCookie, from)
+
+	for _, tc := range []struct {
+		name string
+		m    *dns.Msg
+	}{
+		{"a 5-octet COOKIE", cookieRequest(4, "0102030405")},
+		{"no COOKIE option", func() *dns.Msg { m := cookieRequest(5, client); m.IsEdns0().Option = nil; return m }()},
+	} {
+		if m := one(s.addr, tc.m); m == nil || m.Rcode != dns.RcodeFormatError || m.IsEdns0() == nil || cookieIn(m) != "" {
+			t.Errorf("%s: %v, want FORMERR with an OPT record and no cookie", tc.name, m)
+		}
+	}
+	if m := one(plain.addr, cookieRequest(6, client)); m == nil || m.Rcode != dns.RcodeFormatError || m.IsEdns0() == nil || cookieIn(m) != "" {
+		t.Errorf("without rrl: %v, want FORMERR with an OPT record and no cookie", m)
+	}
+
+	r, err := exchange(t, s.addr, cookieRequest(7, client), true)
+	if err != nil {
+		t.Fatalf("over TCP: %v", err)
+	}
+	cookieAnswer("over TCP", r, 7, dns.RcodeSuccess, netip.MustParseAddr("127.0.0.1"))
+}

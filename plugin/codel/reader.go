@@ -57,13 +57,16 @@ type reader struct {
 	stamped bool
 	// recycle: queries get a Life, and their packets are kept for the
 	// next ones (recycle.go).
-	recycle  bool
-	route    *router // nil: every query to the server's ServeDNS
-	runIn    inbox
-	feedIn   inbox
-	feeding  atomic.Bool
-	feedOnce func(fd uintptr) bool // drainFeed, bound; set and used by the feeding worker
-	waitOnce func(fd uintptr) bool // drainWaited, bound
+	recycle bool
+	route   *router // nil: every query to the server's ServeDNS
+	// questionless answers what it knows of the messages of no question
+	// (noquestion.go); nil: each is FORMERR.
+	questionless questionless
+	runIn        inbox
+	feedIn       inbox
+	feeding      atomic.Bool
+	feedOnce     func(fd uintptr) bool // drainFeed, bound; set and used by the feeding worker
+	waitOnce     func(fd uintptr) bool // drainWaited, bound
 	// deadlineMu orders the socket's read deadline as Nudge sets it, Wait
 	// clears it, and Interrupt sets it for good.
 	deadlineMu  sync.Mutex
@@ -113,6 +116,7 @@ func newReader(c *Codel, s *dnsserver.Server, addr netip.AddrPort, first *reader
 				log.Infof("%s: each query allocates its packet and messages: %s", s.Addr, why)
 			}
 			r.route = routerOf(s)
+			r.questionless = questionlessOf(configsOf(s))
 			if undo != nil { // CoreDNS's socket, shared, has no SO_REUSEPORT to open one beside it
 				r.openQuiet(addr)
 			}
@@ -325,7 +329,7 @@ func (r *reader) drain(fd uintptr, in *inbox, taking bool) int {
 		}
 		p := packetPool.Get().(*packet)
 		p.hold(b)
-		p.ctx = packetContext{Context: context.Background(), server: r.server, route: r.route, hop: codel.Hop{Queue: r.c.q, Arrival: arrival}}
+		p.ctx = packetContext{Context: context.Background(), server: r.server, route: r.route, questionless: r.questionless, hop: codel.Hop{Queue: r.c.q, Arrival: arrival}}
 		if r.recycle {
 			p.ctx.hop.Life = &p.life
 		}
@@ -444,7 +448,8 @@ func (r *reader) close() {
 type packetContext struct {
 	context.Context // Background
 	server          *dnsserver.Server
-	route           *router // the server's, where it can be read (route.go)
+	route           *router      // the server's, where it can be read (route.go)
+	questionless    questionless // the server's answerer of messages of no question (noquestion.go), or nil
 	hop             codel.Hop
 }
 
@@ -564,25 +569,6 @@ func acceptAction(h dns.Header) dns.MsgAcceptAction {
 	return action
 }
 
-// noQuestion answers r, a message of no question, if it is one: FORMERR
-// with its ID and RD, as miekg/dns's server answers it, and an OPT
-// record where r has one, as Knot's answer has and RFC 6891 section 6.1.1
-// has every answer to a request with an OPT record carry. CoreDNS's
-// server would answer SERVFAIL.
-func noQuestion(w dns.ResponseWriter, r *dns.Msg) bool {
-	if len(r.Question) != 0 {
-		return false
-	}
-	m := new(dns.Msg)
-	m.SetRcodeFormatError(r)
-	m.RecursionDesired = r.RecursionDesired // as the refusals in serve
-	if o := r.IsEdns0(); o != nil {
-		m.SetEdns0(o.UDPSize(), o.Do()) // version 0, and no option: none is answered here
-	}
-	w.WriteMsg(m)
-	return true
-}
-
 // serve does what miekg/dns's server does with a packet m (refuse what is
 // not a query, FORMERR for what does not unpack), then hands the message
 // to CoreDNS's server, whose ServeDNS runs the whole chain under ctx: this
@@ -618,7 +604,7 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked, sw *
 		w.WriteMsg(req)
 		return
 	}
-	if noQuestion(w, req) {
+	if noQuestion(w, req, ctx.questionless) {
 		return
 	}
 	if len(ctx.server.TsigSecret) > 0 {

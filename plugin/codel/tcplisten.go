@@ -88,6 +88,7 @@ func (c *Codel) listenTCP(s *dnsserver.Server) {
 	}
 	t.addrs[hostport] = true
 	limit, coalesce, warmer := tcpLimitOf(c.server), onlyComputes(s), warmerOf(configsOf(s))
+	questionless := questionlessOf(configsOf(s))
 	// What CoreDNS's Serve puts in each query's context, made once: a
 	// context is never changed, and two allocations a query were 3% of
 	// the server's time over TCP.
@@ -105,7 +106,7 @@ func (c *Codel) listenTCP(s *dnsserver.Server) {
 			IdleTimeout:   func() time.Duration { return s.IdleTimeout },
 			// As CoreDNS's Serve hands each query to its server.
 			Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-				if !noQuestion(w, r) {
+				if !noQuestion(w, r, questionless) {
 					s.ServeDNS(ctx, w, r)
 				}
 			}),
