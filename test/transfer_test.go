@@ -17,6 +17,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/alias/record"
+	"github.com/ontimedns/ontime/internal/conformance"
 	"github.com/ontimedns/ontime/internal/freeport"
 )
 
@@ -379,4 +380,47 @@ func axfrOf(t *testing.T, path string) []dns.RR {
 		t.Fatal(err)
 	}
 	return append(rrs, rrs[0])
+}
+
+// TestNoApexNSAsKnot: a zone file without NS records at its apex is loaded
+// and served as Knot DNS serves it (NODATA for its NS, its other names
+// answered), with a warning in the log, as Knot's; a zone with them, beside
+// it, gets none.
+func TestNoApexNSAsKnot(t *testing.T) {
+	zf := filepath.Join(t.TempDir(), "nons.test.zone")
+	text := "$ORIGIN nons.test.\n$TTL 3600\n@ SOA ns.example.net. hostmaster 1 7200 3600 1209600 300\n@ MX 10 mail\nmail A 192.0.2.25\nwww A 192.0.2.80\n"
+	if err := os.WriteFile(zf, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	withNS := filepath.Join(t.TempDir(), "ns.test.zone")
+	if err := os.WriteFile(withNS, []byte("$ORIGIN ns.test.\n$TTL 3600\n@ SOA ns hostmaster 1 7200 3600 1209600 300\n@ NS ns\nns A 192.0.2.53\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	zones := []zoneFile{{origin: "nons.test", path: zf}, {origin: "ns.test", path: withNS}}
+	knot := startKnot(t, zones)
+	body, names := zonestoreLines(zones, "")
+	ours := startCoreDNS(t, body, names...)
+	for _, q := range []conformance.Query{
+		{Name: "nons.test.", Qtype: dns.TypeNS}, {Name: "nons.test.", Qtype: dns.TypeSOA},
+		{Name: "nons.test.", Qtype: dns.TypeMX}, {Name: "www.nons.test.", Qtype: dns.TypeA},
+		{Name: "nx.nons.test.", Qtype: dns.TypeA},
+	} {
+		m := new(dns.Msg)
+		m.SetQuestion(q.Name, q.Qtype)
+		k, err := exchange(t, knot.addr, m, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, err := exchange(t, ours.addr, m, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := diff(q, k, o); len(d) > 0 {
+			t.Errorf("%s %s:\n%s", q.Name, dns.TypeToString[q.Qtype], strings.Join(d, "\n"))
+		}
+	}
+	if log := ours.log.String(); !strings.Contains(log, `Zone "nons.test." serial 1 has no NS records at its apex`) ||
+		strings.Count(log, "has no NS records") != 1 {
+		t.Errorf("want one warning, of nons.test.'s missing NS records, in the server's log:\n%s", log)
+	}
 }

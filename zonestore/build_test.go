@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -382,4 +383,32 @@ func section(rrs []dns.RR) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// TestHasApexNS: a zone says whether its apex has NS records, with few
+// names (an array) and with many (an index).
+func TestHasApexNS(t *testing.T) {
+	noNS := "$ORIGIN example.org.\n@ 3600 SOA ns1 host 1 2 3 4 5\nwww A 192.0.2.1\n"
+	var many strings.Builder
+	for i := range indexMin {
+		fmt.Fprintf(&many, "h%d A 192.0.2.1\n", i)
+	}
+	for _, tc := range []struct {
+		name, zone string
+		want       bool
+	}{
+		{"few names", head, true},
+		{"few names, no NS", noNS, false},
+		{"many names", head + many.String(), true},
+		{"many names, no NS", noNS + many.String(), false},
+		{"NS below the apex only", noNS + "sub NS ns.example.net.\n" + many.String(), false},
+	} {
+		z, err := parse(t, tc.zone)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := z.HasApexNS(); got != tc.want {
+			t.Errorf("%s: HasApexNS %v, want %v", tc.name, got, tc.want)
+		}
+	}
 }

@@ -151,6 +151,14 @@ func (z *Zone) Records() int { return z.records }
 // this version was built, each given its last record's; nil if none.
 func (z *Zone) Retimed() *Retimed { return z.retimed }
 
+// HasApexNS reports whether the zone has NS records at its apex. RFC 1034
+// section 4.2.1 wants them; Knot DNS serves a zone without them, with a
+// warning.
+func (z *Zone) HasApexNS() bool {
+	n := z.node(z.originKey)
+	return n != nil && n.get(dns.TypeNS) != nil
+}
+
 // Names returns how many owner names the zone holds, empty non-terminals included.
 func (z *Zone) Names() int { return len(z.nodes) + len(z.few) }
 

@@ -81,6 +81,10 @@ func (h *Handler) publishedQuietly(z *zonestore.Zone) {
 		log.Warningf("Zone %q serial %d: %d RRsets had records of differing TTLs, each given its last record's (RFC 2181 5.2), as Knot DNS does: %s",
 			z.Origin(), z.Serial(), r.Sets, strings.Join(r.Examples, ", "))
 	}
+	if !z.HasApexNS() {
+		log.Warningf("Zone %q serial %d has no NS records at its apex (RFC 1034 section 4.2.1): served, as Knot DNS serves it, but no resolver can be referred to it",
+			z.Origin(), z.Serial())
+	}
 	h.history.add(z)
 	if x := h.xfer.Load(); x != nil {
 		go func() {
