@@ -116,7 +116,8 @@ func chainServerQueries(b testing.TB, body string, stock bool, n int) (*packetCo
 		}
 		packed = append(packed, p)
 	}
-	return &packetContext{Context: context.Background(), server: s, route: r.route, hop: codel.Hop{Queue: q, Arrival: 1, Life: life}}, packed
+	return &packetContext{Context: context.Background(), server: s, route: r.route, questionless: r.questionless,
+		hop: codel.Hop{Queue: q, Arrival: 1, Life: life}}, packed
 }
 
 // startServer starts a server on 127.0.0.1 from a Corefile body, with

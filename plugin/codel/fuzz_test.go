@@ -46,12 +46,16 @@ func (checkingSink) Hijack()             {}
 // FuzzPacketThroughTheChain sends arbitrary datagrams in where codel's
 // socket reader hands them over, through the whole chain as the binary
 // runs it (prometheus, codel, rrl with its cookies, fastpack, zonestore on
-// the load test's zone): no input may panic, and whatever is answered is a well-formed
+// the load test's zone; rrl answers a request for a server cookie of no
+// question): no input may panic, and whatever is answered is a well-formed
 // response with the query's ID (FORMERR, or an answer), or nothing.
 //
 //	go test -run XXX -fuzz FuzzPacketThroughTheChain -fuzztime 30s ./plugin/codel/
 func FuzzPacketThroughTheChain(f *testing.F) {
 	template, packed := chainServer(f, " prometheus 127.0.0.1:0\n codel\n rrl\n fastpack\n", false)
+	if template.questionless == nil {
+		f.Fatal("the reader found no answerer of messages of no question: rrl is in the chain")
+	}
 	for _, p := range packed[:40] {
 		f.Add(p)
 	}
@@ -62,6 +66,10 @@ func FuzzPacketThroughTheChain(f *testing.F) {
 		m.IsEdns0().Option = append(m.IsEdns0().Option, &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: cookie})
 		if b, err := m.Pack(); err == nil {
 			f.Add(b) // a client cookie, a client and server cookie, one cut short
+		}
+		m.Question = nil
+		if b, err := m.Pack(); err == nil {
+			f.Add(b) // the same with no question: a request for a server cookie (rrl's AnswerQuestionless)
 		}
 	}
 	f.Add([]byte{0, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 3, 'w'})           // a question cut short
