@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 
@@ -19,7 +20,7 @@ import (
 // every metric of ontime's plugins it exports is in its plugin's README;
 // scraped from its /metrics after it served queries through every plugin
 // the dashboard shows: codel, alias (a lookup upstream), zonestore (a
-// directory with a broken file, and a file zone).
+// directory with a broken file, a file zone, and a signed one).
 func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "grafana", "ontime.json"))
 	if err != nil {
@@ -53,8 +54,11 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	os.WriteFile(filepath.Join(dir, "db.broken.test"), []byte(zoneText("broken.test", 1, "www 3x A 192.0.2.1")), 0o644)
 	net := filepath.Join(t.TempDir(), "db.example.net")
 	os.WriteFile(net, []byte(zoneText("example.net", 1, "www A 192.0.2.2")), 0o644)
+	signed := filepath.Join(t.TempDir(), "db.signed.test")
+	key, signer, _ := newKey(t, t.TempDir(), "signed.test.")
+	signedZone(t, signed, "signed.test.", 1, key, signer, nil, time.Now().Add(30*24*time.Hour))
 	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    alias {\n        upstream %s\n    }\n    zonestore {\n        directory %s\n    }\n    zonestore %s example.net", prom, upstream.addr, dir, net), "example.org", "example.net")
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    alias {\n        upstream %s\n    }\n    zonestore {\n        directory %s\n    }\n    zonestore %s example.net\n    zonestore %s signed.test", prom, upstream.addr, dir, net, signed), "example.org", "example.net", "signed.test")
 	for range 5 {
 		answerA(t, s.addr, "www.example.org.")
 		answerA(t, s.addr, "www.example.net.")

@@ -3,6 +3,7 @@ package zonestore
 import (
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/coredns/coredns/plugin/transfer"
 	"github.com/miekg/dns"
@@ -69,7 +70,10 @@ func (hs *history) forget(origin string) {
 // secondaries.
 func (h *Handler) published(z *zonestore.Zone) {
 	recordPublished(z)
-	h.publishedQuietly(z)
+	now := time.Now()
+	v, signed := signatures(z, now)
+	recordSignatures(z, v, signed)
+	h.announce(z, v, signed, now)
 }
 
 // publishedQuietly is published without the zone's own metric series: a
@@ -77,6 +81,15 @@ func (h *Handler) published(z *zonestore.Zone) {
 // memory than the zones (bench/zones.sh), and more than a Prometheus wants
 // to scrape. Directories export their zone count instead.
 func (h *Handler) publishedQuietly(z *zonestore.Zone) {
+	now := time.Now()
+	v, signed := signatures(z, now)
+	h.announce(z, v, signed, now)
+}
+
+// announce logs what is wrong with z but served all the same, holds it
+// for IXFR out, and sends NOTIFY for it.
+func (h *Handler) announce(z *zonestore.Zone, v zonestore.Validity, signed bool, now time.Time) {
+	logSignatures(z, v, signed, now)
 	if r := z.Retimed(); r != nil {
 		log.Warningf("Zone %q serial %d: %d RRsets had records of differing TTLs, each given its last record's (RFC 2181 5.2), as Knot DNS does: %s",
 			z.Origin(), z.Serial(), r.Sets, strings.Join(r.Examples, ", "))

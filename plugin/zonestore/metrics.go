@@ -61,6 +61,7 @@ func forget(origin string) {
 	serial.DeleteLabelValues(origin)
 	generation.DeleteLabelValues(origin)
 	records.DeleteLabelValues(origin)
+	signaturesExpire.DeleteLabelValues(origin)
 }
 
 var (
