@@ -160,7 +160,7 @@ func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(d
 		v.head, v.lines = z.Split()
 		zones = append(zones, v)
 		origin := strings.TrimSuffix(z.Origin, ".")
-		texts = append(texts, primaryZone{origin, file(v)})
+		texts = append(texts, primaryZone{origin: origin, text: file(v)})
 		origins = append(origins, origin)
 	}
 	plainPort, fullPort, prom := freeport.Get(t), freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))

@@ -30,11 +30,12 @@ type knotPrimary struct {
 // NOTIFY with it.
 func startKnotPrimary(t testing.TB, origin, zone string, notifyPort int, secret string) *knotPrimary {
 	t.Helper()
-	return startKnotPrimaries(t, []primaryZone{{origin, zone}}, []int{notifyPort}, secret, "difference")
+	return startKnotPrimaries(t, []primaryZone{{origin: origin, text: zone}}, []int{notifyPort}, secret, "difference")
 }
 
-// primaryZone is a zone's origin and the text of its file.
-type primaryZone struct{ origin, text string }
+// primaryZone is a zone's origin, the text of its file, and lines of
+// Knot's configuration for it alone (indented as a zone's items), if any.
+type primaryZone struct{ origin, text, conf string }
 
 // startKnotPrimaries starts Knot with zones, each sending NOTIFY to every
 // port of notifyPorts on 127.0.0.1, as startKnotPrimary. load is Knot's
@@ -65,13 +66,16 @@ func startKnotPrimaries(t testing.TB, zones []primaryZone, notifyPorts []int, se
 		remotes = append(remotes, fmt.Sprintf("ontime%d", i))
 	}
 	b.WriteString(acl)
+	// A policy a zone may sign under (its conf: dnssec-signing: on,
+	// dnssec-policy: nsec3); Knot's default signs with NSEC.
+	b.WriteString("policy:\n  - id: nsec3\n    nsec3: on\n")
 	fmt.Fprintf(&b, "template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: %s\n    journal-content: changes\n", load)
 	b.WriteString("zone:\n")
 	var origins []string
 	for _, z := range zones {
 		k.files[z.origin] = filepath.Join(dir, z.origin+".zone")
 		k.write(t, z.origin, z.text)
-		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n    acl: xfr\n", z.origin, k.files[z.origin])
+		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n    acl: xfr\n%s", z.origin, k.files[z.origin], z.conf)
 		if len(remotes) > 0 {
 			fmt.Fprintf(&b, "    notify: [%s]\n", strings.Join(remotes, ", "))
 		}

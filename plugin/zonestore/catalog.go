@@ -25,19 +25,21 @@ type catalogs struct {
 // stop being served. A fleet of secondaries learns new zones from its
 // primary without a configuration change.
 func (h *Handler) addCatalog(cfg secondary.Config) {
-	origin, primaries, tsig := cfg.Origin, cfg.Primaries, cfg.TSIG
+	origin, primaries, tsig, verify := cfg.Origin, cfg.Primaries, cfg.TSIG, cfg.Verify
 	cfg.Store = zonestore.NewStore()
 	cfg.Logf = log.Warningf
 	cfg.Events = transferEvents(origin, func(kind string, err error) {
 		log.Errorf("Transfer (%s) of catalog zone %q failed, keeping its members: %v", kind, origin, err)
 	}, func(_ string, z *zonestore.Zone) {
-		h.applyCatalog(origin, z, primaries, tsig)
+		h.applyCatalog(origin, z, secondary.Config{Primaries: primaries, TSIG: tsig, Verify: verify})
 	})
 	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{}), catalog: true})
 }
 
-// applyCatalog makes the block's member zones those the catalog names.
-func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, primaries []string, tsig *secondary.TSIG) {
+// applyCatalog makes the block's member zones those the catalog names,
+// each transferred as the catalog's settings say (its primaries, key and
+// verification).
+func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secondary.Config) {
 	want, err := catalogMembers(z)
 	if err != nil {
 		loadFailures.WithLabelValues(catalog).Inc()
@@ -59,7 +61,9 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, primaries []st
 			delete(want, o)
 			continue
 		}
-		h.addSecondary(secondary.Config{Origin: o, Primaries: primaries, TSIG: tsig, Store: h.store})
+		cfg := settings
+		cfg.Origin, cfg.Store = o, h.store
+		h.addSecondary(cfg)
 		log.Infof("Catalog zone %q: member zone %q added", catalog, o)
 	}
 	for o := range have {

@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"syscall"
 	"time"
@@ -15,6 +16,7 @@ type source struct {
 	file     string
 	interval time.Duration // 0: never reload
 	byMtime  bool          // publish a changed file even if its serial did not increase
+	verify   bool          // publish only a version whose digest verifies (ZONEMD, RFC 8976)
 	seen     fileStamp     // the file as last read
 
 	published func(*zonestore.Zone) // told of every version published
@@ -55,7 +57,7 @@ func (s *source) load(store *zonestore.Store) error {
 	if old != nil && st == s.seen {
 		return nil
 	}
-	z, err := reread(old, s.file, s.origin)
+	z, err := reread(old, s.file, s.origin, s.verify)
 	if err != nil {
 		loadFailures.WithLabelValues(s.origin).Inc()
 		return err
@@ -104,10 +106,22 @@ func every(interval time.Duration, stop <-chan struct{}, f func()) {
 }
 
 // reread parses a zone file: against the version being served, if any, so
-// that an unchanged name is not built again (Zone.Reparse).
-func reread(old *zonestore.Zone, file, origin string) (*zonestore.Zone, error) {
+// that an unchanged name is not built again (Zone.Reparse). With verify,
+// a version whose digest does not verify (RFC 8976) is an error, as a
+// file that does not parse is.
+func reread(old *zonestore.Zone, file, origin string, verify bool) (*zonestore.Zone, error) {
+	var z *zonestore.Zone
+	var err error
 	if old != nil {
-		return old.ReparseFile(file)
+		z, err = old.ReparseFile(file)
+	} else {
+		z, err = zonestore.ParseFile(file, origin)
 	}
-	return zonestore.ParseFile(file, origin)
+	if err == nil && verify {
+		if err = z.VerifyZONEMD(); err != nil {
+			err = fmt.Errorf("%s: %w", file, err)
+			z = nil
+		}
+	}
+	return z, err
 }

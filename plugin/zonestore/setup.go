@@ -88,7 +88,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 	for c.Next() {
 		args := c.RemainingArgs()
 		reload := time.Minute
-		byMtime := false
+		byMtime, verify := false, false
 		type dirSpec struct{ dir, re, tmpl string }
 		var dirs []dirSpec
 		var secs, cats []secondary.Config
@@ -112,6 +112,11 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				reload = d
 			case "reload_by_mtime":
 				byMtime = true
+			case "zonemd_verify": // publish only versions whose digest verifies (ZONEMD, RFC 8976)
+				if len(c.RemainingArgs()) != 0 {
+					return nil, c.ArgErr()
+				}
+				verify = true
 			case "replay": // replay SIZE: answers the server keeps packed; 0 keeps none
 				t := c.RemainingArgs()
 				if len(t) != 1 {
@@ -182,12 +187,16 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				return nil, c.Errf("unknown property '%s'", c.Val())
 			}
 		}
+		var verifier func(*zonestore.Zone) error
+		if verify {
+			verifier = (*zonestore.Zone).VerifyZONEMD
+		}
 		for _, cfg := range secs {
-			cfg.TSIG, cfg.Store = tsig, h.store
+			cfg.TSIG, cfg.Store, cfg.Verify = tsig, h.store, verifier
 			h.addSecondary(cfg)
 		}
 		for _, cfg := range cats {
-			cfg.TSIG = tsig
+			cfg.TSIG, cfg.Verify = tsig, verifier
 			h.addCatalog(cfg)
 			h.keepMembers(cfg, prev.membersBefore(cfg.Origin))
 		}
@@ -219,7 +228,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				if err != nil {
 					return nil, c.Err(err.Error())
 				}
-				d.interval, d.byMtime = reload, byMtime
+				d.interval, d.byMtime, d.verify = reload, byMtime, verify
 				d.published, d.gone = h.publishedQuietly, h.removed
 				if files := prev.directoryBefore(d); files != nil {
 					d.files = files
@@ -238,7 +247,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		}
 		origins := plugin.OriginsFromArgsOrServerBlock(args[1:], c.ServerBlockKeys)
 		for _, origin := range origins {
-			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime, published: h.published}
+			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime, verify: verify, published: h.published}
 			src.seen, _ = prev.seenBefore(src.file, src.origin) // unchanged since: not parsed again
 			if err := src.load(h.store); err != nil {
 				var pathErr *os.PathError

@@ -55,6 +55,8 @@ func TestSetupTakesFileSyntax(t *testing.T) {
 		"zonestore " + zone + " {\n replay many\n}",
 		"zonestore " + zone + " {\n replay 1 2\n}",
 		"zonestore " + zone + " {\n replay 16777217\n}",
+		"zonestore " + zone + " {\n zonemd_verify yes\n}",
+		"zonestore " + zone + " {\n zonemd_verify\n}", // the file has no ZONEMD record: fatal at startup, as a broken file
 		"zonestore /nonexistent/db.example.org {\n reload 0\n}", // a missing file that is never retried is fatal
 	} {
 		c := caddy.NewTestController("dns", bad)

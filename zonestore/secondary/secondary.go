@@ -40,6 +40,10 @@ type Config struct {
 	// the version it published (nil for none), and its error.
 	Events func(kind string, z *zonestore.Zone, err error)
 	Logf   func(format string, args ...any)
+	// Verify, if set, checks each version transferred before it is
+	// published (the zone's digest, RFC 8976); one it fails is not, and
+	// the transfer fails with its error.
+	Verify func(*zonestore.Zone) error
 }
 
 // Kinds of transfer, as Events reports them.
@@ -305,11 +309,22 @@ func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone) error {
 	if err != nil {
 		return err
 	}
+	if err := s.verify(z); err != nil {
+		return err
+	}
 	if err := s.cfg.Store.Publish(cur, z, cur == nil); err != nil {
 		return err
 	}
 	s.event(AXFR, z, nil)
 	return nil
+}
+
+// verify checks z with the configured Verify, if any.
+func (s *Zone) verify(z *zonestore.Zone) error {
+	if s.cfg.Verify == nil {
+		return nil
+	}
+	return s.cfg.Verify(z)
 }
 
 // wholeZone builds a zone from a whole transfer: its SOA first and last.
@@ -353,6 +368,9 @@ func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
 	case z == nil:
 		s.event(Current, nil, nil)
 		return nil
+	}
+	if err := s.verify(z); err != nil {
+		return err
 	}
 	if err := s.cfg.Store.Publish(cur, z, false); err != nil {
 		return err
