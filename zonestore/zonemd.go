@@ -154,6 +154,56 @@ func (z *Zone) Digest(h uint8) []byte {
 	return sum.Sum(nil)
 }
 
+// canonicalName is a presentation name in the lowercase of RFC 4034
+// section 6.2: the letters A to Z only, written as themselves or escaped
+// (\065, \A). dns.CanonicalName's strings.ToLower rewrites an octet that
+// is no UTF-8 (a label's 0x89, written raw in a zone file) as U+FFFD, and
+// leaves an escaped capital as it is: the digest then is of another name
+// (FuzzParse found the first).
+func canonicalName(s string) string {
+	s = dns.Fqdn(s)
+	if strings.IndexByte(s, '\\') < 0 && !hasUpper(s) {
+		return s
+	}
+	out := make([]byte, 0, len(s))
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\\' && i+3 < len(s) && isDigit(s[i+1]) && isDigit(s[i+2]) && isDigit(s[i+3]) {
+			v := int(s[i+1]-'0')*100 + int(s[i+2]-'0')*10 + int(s[i+3]-'0')
+			if 'A' <= v && v <= 'Z' {
+				out = append(out, byte(v)+'a'-'A') // a letter needs no escape
+			} else {
+				out = append(out, s[i:i+4]...)
+			}
+			i += 3
+			continue
+		}
+		if c == '\\' && i+1 < len(s) {
+			out = append(out, '\\', lowerASCII(s[i+1]))
+			i++
+			continue
+		}
+		out = append(out, lowerASCII(c))
+	}
+	return string(out)
+}
+
+func hasUpper(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			return true
+		}
+	}
+	return false
+}
+
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}
+
 // canonical returns a copy of rr in the canonical form of RFC 4034
 // section 6.2: its owner in lowercase, and so the names in its RDATA for
 // the types that section lists, less those RFC 6840 section 5.1 takes out
@@ -161,48 +211,48 @@ func (z *Zone) Digest(h uint8) []byte {
 func canonical(rr dns.RR) dns.RR {
 	c := dns.Copy(rr)
 	h := c.Header()
-	h.Name = dns.CanonicalName(h.Name)
+	h.Name = canonicalName(h.Name)
 	switch x := c.(type) {
 	case *dns.NS:
-		x.Ns = dns.CanonicalName(x.Ns)
+		x.Ns = canonicalName(x.Ns)
 	case *dns.MD:
-		x.Md = dns.CanonicalName(x.Md)
+		x.Md = canonicalName(x.Md)
 	case *dns.MF:
-		x.Mf = dns.CanonicalName(x.Mf)
+		x.Mf = canonicalName(x.Mf)
 	case *dns.CNAME:
-		x.Target = dns.CanonicalName(x.Target)
+		x.Target = canonicalName(x.Target)
 	case *dns.SOA:
-		x.Ns, x.Mbox = dns.CanonicalName(x.Ns), dns.CanonicalName(x.Mbox)
+		x.Ns, x.Mbox = canonicalName(x.Ns), canonicalName(x.Mbox)
 	case *dns.MB:
-		x.Mb = dns.CanonicalName(x.Mb)
+		x.Mb = canonicalName(x.Mb)
 	case *dns.MG:
-		x.Mg = dns.CanonicalName(x.Mg)
+		x.Mg = canonicalName(x.Mg)
 	case *dns.MR:
-		x.Mr = dns.CanonicalName(x.Mr)
+		x.Mr = canonicalName(x.Mr)
 	case *dns.PTR:
-		x.Ptr = dns.CanonicalName(x.Ptr)
+		x.Ptr = canonicalName(x.Ptr)
 	case *dns.MINFO:
-		x.Rmail, x.Email = dns.CanonicalName(x.Rmail), dns.CanonicalName(x.Email)
+		x.Rmail, x.Email = canonicalName(x.Rmail), canonicalName(x.Email)
 	case *dns.MX:
-		x.Mx = dns.CanonicalName(x.Mx)
+		x.Mx = canonicalName(x.Mx)
 	case *dns.RP:
-		x.Mbox, x.Txt = dns.CanonicalName(x.Mbox), dns.CanonicalName(x.Txt)
+		x.Mbox, x.Txt = canonicalName(x.Mbox), canonicalName(x.Txt)
 	case *dns.AFSDB:
-		x.Hostname = dns.CanonicalName(x.Hostname)
+		x.Hostname = canonicalName(x.Hostname)
 	case *dns.RT:
-		x.Host = dns.CanonicalName(x.Host)
+		x.Host = canonicalName(x.Host)
 	case *dns.SIG:
-		x.SignerName = dns.CanonicalName(x.SignerName)
+		x.SignerName = canonicalName(x.SignerName)
 	case *dns.PX:
-		x.Map822, x.Mapx400 = dns.CanonicalName(x.Map822), dns.CanonicalName(x.Mapx400)
+		x.Map822, x.Mapx400 = canonicalName(x.Map822), canonicalName(x.Mapx400)
 	case *dns.NAPTR:
-		x.Replacement = dns.CanonicalName(x.Replacement)
+		x.Replacement = canonicalName(x.Replacement)
 	case *dns.KX:
-		x.Exchanger = dns.CanonicalName(x.Exchanger)
+		x.Exchanger = canonicalName(x.Exchanger)
 	case *dns.SRV:
-		x.Target = dns.CanonicalName(x.Target)
+		x.Target = canonicalName(x.Target)
 	case *dns.DNAME:
-		x.Target = dns.CanonicalName(x.Target)
+		x.Target = canonicalName(x.Target)
 	}
 	return c
 }

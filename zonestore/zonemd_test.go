@@ -65,3 +65,21 @@ func TestVerifyZONEMD(t *testing.T) {
 		t.Errorf("a good SHA-384 record beside a wrong SHA-512 one: %v", err)
 	}
 }
+
+// TestCanonicalName: the letters A to Z, and only they, lowercased, as
+// themselves or escaped; an octet that is no UTF-8 kept.
+func TestCanonicalName(t *testing.T) {
+	for in, want := range map[string]string{
+		"www.example.org.":   "www.example.org.",
+		"WWW.Example.ORG":    "www.example.org.",
+		"\x89.example.":      "\x89.example.",
+		`\065b\067.example.`: "abc.example.",
+		`\A\.b.example.`:     `\a\.b.example.`,
+		`\137\032x.example.`: `\137\032x.example.`,
+		"\xc3\x89T\xc3\xa9.": "\xc3\x89t\xc3\xa9.",
+	} {
+		if got := canonicalName(in); got != want {
+			t.Errorf("canonicalName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
