@@ -1,8 +1,6 @@
 package zonestore
 
 import (
-	"strings"
-
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/alias/record"
@@ -628,7 +626,7 @@ func (l *lookup) inExtra(x dns.RR) bool {
 // owner.
 func holds(sec []dns.RR, owner string, typ uint16) bool {
 	for _, rr := range sec {
-		if h := rr.Header(); h.Rrtype == typ && strings.EqualFold(h.Name, owner) {
+		if h := rr.Header(); h.Rrtype == typ && equalName(h.Name, owner) {
 			return true
 		}
 	}

@@ -687,8 +687,8 @@ func fit[T any](s []T) []T {
 // as ALIAS: two ALIAS records are the same when their targets are.
 func duplicate(a, b dns.RR) bool {
 	if a.Header().Rrtype == record.TypeALIAS && b.Header().Rrtype == record.TypeALIAS {
-		return strings.EqualFold(a.Header().Name, b.Header().Name) &&
-			strings.EqualFold(dns.Fqdn(record.Target(a)), dns.Fqdn(record.Target(b)))
+		return equalName(a.Header().Name, b.Header().Name) &&
+			equalName(dns.Fqdn(record.Target(a)), dns.Fqdn(record.Target(b)))
 	}
 	return dns.IsDuplicate(a, b)
 }

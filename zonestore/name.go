@@ -251,3 +251,30 @@ func presentation(k string) string {
 	}
 	return name
 }
+
+// equalName reports whether two presentation names are one name: the
+// same octets but for the case of A to Z, the only letters with a case in
+// DNS names (RFC 4343). strings.EqualFold folds Unicode, and every octet
+// that is no UTF-8 to one rune: it took "café" for "cafÉ", a Kelvin sign
+// for "k" and 0x89 for 0x8A, in names a zone file writes in raw octets.
+// Escapes are compared as written: "\065" is not "a" here, which at worst
+// calls one name two.
+func equalName(a, b string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := 0; i < len(a); i++ {
+		if lowerASCII(a[i]) != lowerASCII(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// lowerASCII is c in lowercase if it is one of A to Z.
+func lowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
+}

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/miekg/dns"
 
@@ -256,12 +255,12 @@ func sameRecord(o, n dns.RR) bool {
 	case *dns.AAAA:
 		return a.AAAA.Equal(n.(*dns.AAAA).AAAA)
 	case *dns.CNAME:
-		return strings.EqualFold(a.Target, n.(*dns.CNAME).Target)
+		return equalName(a.Target, n.(*dns.CNAME).Target)
 	case *dns.NS:
-		return strings.EqualFold(a.Ns, n.(*dns.NS).Ns)
+		return equalName(a.Ns, n.(*dns.NS).Ns)
 	case *dns.MX:
 		b := n.(*dns.MX)
-		return a.Preference == b.Preference && strings.EqualFold(a.Mx, b.Mx)
+		return a.Preference == b.Preference && equalName(a.Mx, b.Mx)
 	case *dns.TXT:
 		return slices.Equal(a.Txt, n.(*dns.TXT).Txt)
 	}

@@ -30,7 +30,8 @@ func TestReparseIsParse(t *testing.T) {
 	for i := range 200 {
 		hosts = append(hosts, "h"+itoa(i)+" A 192.0.2."+itoa(i%250))
 	}
-	base := head + strings.Join(hosts, "\n") + "\nwww CNAME h1\nsub NS ns.sub\nns.sub A 192.0.2.99\nmail MX 10 h2\n"
+	base := head + strings.Join(hosts, "\n") + "\nwww CNAME h1\nsub NS ns.sub\nns.sub A 192.0.2.99\nmail MX 10 h2\n" +
+		"idn CNAME caf\xc3\xa9.example.net.\nkelvin NS k.example.net.\n" // names written in raw UTF-8
 	old, err := parse(t, base)
 	if err != nil {
 		t.Fatal(err)
@@ -45,6 +46,11 @@ func TestReparseIsParse(t *testing.T) {
 		{"a TTL", bump(strings.Replace(base, "h8 A", "h8 60 A", 1))},
 		{"most of it", bump(head + "only A 192.0.2.1\n")},
 		{"a delegation removed", bump(strings.Replace(base, "sub NS ns.sub\n", "", 1))},
+		// Only A to Z have a case in DNS names (RFC 4343): é and É, a
+		// Kelvin sign and k, are other names, which strings.EqualFold
+		// took for the same, and the edit kept the old target.
+		{"a target's é for É", bump(strings.Replace(base, "caf\xc3\xa9", "caf\xc3\x89", 1))},
+		{"a target's k for a Kelvin sign", bump(strings.Replace(base, "NS k.example.net.", "NS \xe2\x84\xaa.example.net.", 1))},
 	} {
 		want, err := parse(t, tc.text)
 		if err != nil {

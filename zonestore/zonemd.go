@@ -113,10 +113,10 @@ func (z *Zone) Digest(h uint8) []byte {
 	z.Walk(func(rrs []dns.RR) bool {
 		for _, rr := range rrs {
 			h := rr.Header()
-			if h.Rrtype == dns.TypeZONEMD && strings.EqualFold(h.Name, z.origin) {
+			if h.Rrtype == dns.TypeZONEMD && equalName(dns.Fqdn(h.Name), z.origin) {
 				continue
 			}
-			if sig, ok := rr.(*dns.RRSIG); ok && sig.TypeCovered == dns.TypeZONEMD && strings.EqualFold(h.Name, z.origin) {
+			if sig, ok := rr.(*dns.RRSIG); ok && sig.TypeCovered == dns.TypeZONEMD && equalName(dns.Fqdn(h.Name), z.origin) {
 				continue
 			}
 			c := canonical(rr)
@@ -195,13 +195,6 @@ func hasUpper(s string) bool {
 		}
 	}
 	return false
-}
-
-func lowerASCII(c byte) byte {
-	if 'A' <= c && c <= 'Z' {
-		return c + 'a' - 'A'
-	}
-	return c
 }
 
 // canonical returns a copy of rr in the canonical form of RFC 4034
