@@ -10,6 +10,7 @@ import (
 	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/internal/freeport"
+	"github.com/ontimedns/ontime/zonestore"
 )
 
 // zonemdZone is a zone whose digest takes every rule of RFC 8976 to
@@ -154,5 +155,60 @@ func TestZONEMDFromKnot(t *testing.T) {
 	}
 	if log := files.log.String(); !strings.Contains(log, `zone "nsec3.test." serial`) || !strings.Contains(log, "does not verify: the SHA-384 digest is") {
 		t.Errorf("no error for the directory's changed nsec3.test. in the log:\n%s", log)
+	}
+}
+
+// TestRandomZONEMDAsKnot: Knot DNS digests zones drawn at random (as
+// TestRandomZonesAsKnot draws them: CNAMEs, DNAMEs, delegations with glue
+// and DS, wildcards, escaped labels), six unsigned and six signed by
+// dnssec-signzone (two each with NSEC, NSEC3 and NSEC3 with opt-out),
+// half with SHA-384 and half with SHA-512; each zone as Knot sends it by
+// AXFR, read by zonestore, must verify: ontime's digest is Knot's.
+func TestRandomZONEMDAsKnot(t *testing.T) {
+	const n = 6
+	first := randomSeed(t) + 5000
+	signer := signerOf(t, "ECDSAP256SHA256")
+	dir := t.TempDir()
+	var zones []primaryZone
+	for i := range uint64(2 * n) {
+		seed := first + i
+		z := drawZone(t, seed, fmt.Sprintf("d%d.test", seed))
+		text := z.Text
+		if i >= n {
+			b, err := os.ReadFile(signer(dir, z, (i-n)*3/n))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text = string(b)
+		}
+		hash := "zonemd-sha384"
+		if i%2 == 1 {
+			hash = "zonemd-sha512"
+		}
+		zones = append(zones, primaryZone{origin: strings.TrimSuffix(z.Origin, "."), text: text, conf: "    zonemd-generate: " + hash + "\n"})
+	}
+	knot := startKnotPrimaries(t, zones, nil, "", "whole")
+	for _, z := range zones {
+		rrs := axfr(t, knot.addr, z.origin+".")
+		var text strings.Builder
+		digests := 0
+		for _, rr := range rrs[:len(rrs)-1] {
+			text.WriteString(rr.String() + "\n")
+			if rr.Header().Rrtype == dns.TypeZONEMD {
+				digests++
+			}
+		}
+		if digests != 1 {
+			t.Errorf("%s: Knot sent %d ZONEMD records, want 1", z.origin, digests)
+			continue
+		}
+		ours, err := zonestore.Parse(strings.NewReader(text.String()), z.origin, z.origin+".zone")
+		if err != nil {
+			t.Errorf("%s as Knot sends it: %v", z.origin, err)
+			continue
+		}
+		if err := ours.VerifyZONEMD(); err != nil {
+			t.Errorf("%v\nthe zone as Knot sends it:\n%s", err, text.String())
+		}
 	}
 }
