@@ -184,7 +184,7 @@ func followRandomZones(t *testing.T, first, n uint64, prefix string, sign func(d
 	// third Knot (zonestore.Diff between the versions it keeps).
 	plain := startCorefile(t, corefile(plainPort, fmt.Sprintf("    transfer {\n        to 127.0.0.1:%d\n    }\n", followPort)), plainPort, origins...)
 	full := startCorefile(t, corefile(fullPort, fmt.Sprintf("    prometheus %s\n    fastpack\n    codel\n", prom)), fullPort, origins...)
-	follower := startKnotFollower(t, knotd(t), followPort, plainPort, origins...)
+	follower := startKnotFollower(t, knotd(t), followPort, plainPort, "", origins...)
 	ak := &asKnot{knot: knot.server, servers: []*server{plain, full}, names: []string{"zonestore", "the full chain"}, plain: plain}
 
 	rng := rand.New(rand.NewPCG(first, 11))

@@ -167,7 +167,7 @@ func TestKnotFollowsOntime(t *testing.T) {
 	port, knotPort := freeport.Get(t), freeport.Get(t)
 	s := startCorefile(t, fmt.Sprintf("example.org:%d {\n    bind 127.0.0.1\n    transfer {\n        to 127.0.0.1:%d\n    }\n    zonestore %s {\n        reload 100ms\n    }\n}\n", port, knotPort, zf), port, "example.org")
 
-	knot := startKnotFollower(t, bin, knotPort, port, "example.org")
+	knot := startKnotFollower(t, bin, knotPort, port, "", "example.org")
 	if got := answerA(t, knot.addr, "www.example.org."); got != "192.0.2.1" {
 		t.Fatalf("Knot after its first transfer: www %s", got)
 	}
@@ -209,7 +209,8 @@ func TestKnotFollowsOntime(t *testing.T) {
 // new version the primary's NOTIFY tells it of, by IXFR where it can
 // (its log says which), keeping the differences in its journal. It allows
 // transfers to 127.0.0.1, so that what it holds can be compared by AXFR.
-func startKnotFollower(t *testing.T, bin string, knotPort, primaryPort int, zones ...string) *server {
+// conf is more of each zone's configuration, indented as its items.
+func startKnotFollower(t *testing.T, bin string, knotPort, primaryPort int, conf string, zones ...string) *server {
 	t.Helper()
 	dir := t.TempDir()
 	var b strings.Builder
@@ -219,13 +220,13 @@ func startKnotFollower(t *testing.T, bin string, knotPort, primaryPort int, zone
 	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    journal-content: changes\n")
 	b.WriteString("zone:\n")
 	for _, z := range zones {
-		fmt.Fprintf(&b, "  - domain: %s\n    master: ontime\n    acl: [notify, xfr]\n    file: %s/%s.zone\n", z, dir, z)
+		fmt.Fprintf(&b, "  - domain: %s\n    master: ontime\n    acl: [notify, xfr]\n    file: %s/%s.zone\n%s", z, dir, z, conf)
 	}
-	conf := filepath.Join(dir, "knot.conf")
-	if err := os.WriteFile(conf, []byte(b.String()), 0o644); err != nil {
+	path := filepath.Join(dir, "knot.conf")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	return start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, zones...)
+	return start(t, "knotd", exec.Command(bin, "-c", path), knotPort, zones...)
 }
 
 // TestTransferRefusalsAreLoggedAndCounted: AXFR goes only to the addresses

@@ -212,3 +212,52 @@ func TestRandomZONEMDAsKnot(t *testing.T) {
 		}
 	}
 }
+
+// TestKnotVerifiesOntimesZONEMD: with zonemd_generate, ontime makes the
+// digest of each version of a file zone (its names in capitals), and Knot
+// DNS, its secondary with zonemd-verify, takes the zone and then the next
+// version by IXFR, verifying each: Knot refuses a zone whose digest does
+// not verify. A signed zone gets no digest of ontime's (it could not sign
+// it): logged, and served as it is.
+func TestKnotVerifiesOntimesZONEMD(t *testing.T) {
+	bin := knotd(t)
+	zf := filepath.Join(t.TempDir(), "db.example.org")
+	records := []string{"WWW A 192.0.2.1", "Mail A 192.0.2.25", "@ MX 10 Mail", "Alias CNAME WWW"}
+	writeZone(t, zf, 1, records...)
+	signed := filepath.Join(repoRoot(t), "testdata", "zones", "signed.test.zone")
+	port, knotPort := freeport.Get(t), freeport.Get(t)
+	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    transfer {\n        to 127.0.0.1:%d\n    }\n    zonestore %s example.org {\n        reload 100ms\n        zonemd_generate sha384\n    }\n    zonestore %s signed.test {\n        zonemd_generate\n    }\n}\n", port, knotPort, zf, signed), port, "example.org", "signed.test")
+
+	knot := startKnotFollower(t, bin, knotPort, port, "    zonemd-verify: on\n", "example.org")
+	zonemd := func(addr, zone string) []string {
+		m := new(dns.Msg)
+		m.SetQuestion(zone, dns.TypeZONEMD)
+		r, err := exchange(t, addr, m, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return section(r.Answer)
+	}
+	if got := answerA(t, knot.addr, "www.example.org."); got != "192.0.2.1" {
+		t.Fatalf("Knot after its first transfer: www %s\n%s", got, knot.log.String())
+	}
+	if ours, theirs := zonemd(s.addr, "example.org."), zonemd(knot.addr, "example.org."); len(ours) != 1 || strings.Join(ours, "") != strings.Join(theirs, "") {
+		t.Errorf("ZONEMD: ours %v, Knot's %v", ours, theirs)
+	}
+
+	writeZone(t, zf, 2, append([]string{"WWW A 192.0.2.2"}, records[1:]...)...)
+	eventually(t, "Knot to follow ontime's new version, verified", func() bool { return answerA(t, knot.addr, "www.example.org.") == "192.0.2.2" })
+	if log := knot.log.String(); !strings.Contains(log, "IXFR, incoming") || strings.Count(log, "ZONEMD, verification successful") != 2 {
+		t.Errorf("Knot did not take the new version by IXFR, or did not verify both versions' digests:\n%s", log)
+	}
+	if ours, theirs := zonemd(s.addr, "example.org."), zonemd(knot.addr, "example.org."); len(ours) != 1 || !strings.Contains(ours[0], "zonemd\t2 1 1 ") || strings.Join(ours, "") != strings.Join(theirs, "") {
+		t.Errorf("ZONEMD of serial 2: ours %v, Knot's %v", ours, theirs)
+	}
+
+	if got := zonemd(s.addr, "signed.test."); len(got) != 0 {
+		t.Errorf("signed.test. has a ZONEMD record of ours: %v", got)
+	}
+	if !strings.Contains(s.log.String(), `Zone "signed.test." serial`) || !strings.Contains(s.log.String(), "is served without a digest of ours") {
+		t.Errorf("no error for signed.test.'s digest in the log:\n%s", s.log.String())
+	}
+}

@@ -81,6 +81,30 @@ func (z *Zone) VerifyZONEMD() error {
 	return fmt.Errorf("%w: zone %q serial %d does not verify: %s", ErrZONEMD, z.origin, z.serial, strings.Join(why, "; "))
 }
 
+// WithZONEMD returns the version of z whose apex holds one ZONEMD record,
+// in place of any it held: of z's serial, the SIMPLE scheme, hash
+// algorithm h and z's digest (RFC 8976 section 3), at the SOA's TTL. It is
+// an edit of z, which shares the rest. A signed zone is refused: its ZONEMD
+// record must be signed too (section 3.5), and no key is here.
+func (z *Zone) WithZONEMD(h uint8) (*Zone, error) {
+	if z.signed {
+		return nil, fmt.Errorf("%w: zone %q is signed: its digest must be signed with it, by its signer", ErrZONEMD, z.origin)
+	}
+	if h != ZONEMDSHA384 && h != ZONEMDSHA512 {
+		return nil, fmt.Errorf("%w: hash algorithm %d is not SHA-384 or SHA-512", ErrZONEMD, h)
+	}
+	d := z.Digest(h)
+	b := z.Edit()
+	if s := z.apex.get(dns.TypeZONEMD); s != nil {
+		for _, rr := range s.rrs {
+			b.Delete(rr)
+		}
+	}
+	b.Add(&dns.ZONEMD{Hdr: dns.RR_Header{Name: z.origin, Rrtype: dns.TypeZONEMD, Class: dns.ClassINET, Ttl: z.soa.Hdr.Ttl},
+		Serial: z.serial, Scheme: ZONEMDSimple, Hash: h, Digest: hex.EncodeToString(d)}, 0)
+	return b.Build()
+}
+
 func hashName(h uint8) string {
 	if h == ZONEMDSHA512 {
 		return "SHA-512"

@@ -1,9 +1,12 @@
 package zonestore
 
 import (
+	"encoding/hex"
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/miekg/dns"
 )
 
 // rfc8976A1 is the simple EXAMPLE zone of RFC 8976 appendix A.1, with its
@@ -81,5 +84,43 @@ func TestCanonicalName(t *testing.T) {
 		if got := canonicalName(in); got != want {
 			t.Errorf("canonicalName(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// TestWithZONEMD: the version with a digest made here verifies, with
+// either hash, in place of a ZONEMD record the zone had; the version it
+// was made from is unchanged; a signed zone is refused.
+func TestWithZONEMD(t *testing.T) {
+	z := parseExample(t, strings.Replace(rfc8976A1, "2018031900 1 1", "2018031900 1 2", 1)) // a SHA-512 record of a SHA-384 digest: wrong
+	if err := z.VerifyZONEMD(); err == nil {
+		t.Fatal("the wrong record verifies")
+	}
+	for _, h := range []uint8{ZONEMDSHA384, ZONEMDSHA512} {
+		with, err := z.WithZONEMD(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := with.VerifyZONEMD(); err != nil {
+			t.Errorf("hash %d: %v", h, err)
+		}
+		if r := with.Lookup("example.", dns.TypeZONEMD, false); len(r.Answer) != 1 || r.Answer[0].(*dns.ZONEMD).Hash != h || r.Answer[0].Header().Ttl != 86400 {
+			t.Errorf("hash %d: the apex's ZONEMD records: %v, want one of hash %d at the SOA's TTL", h, r.Answer, h)
+		}
+		if with.Serial() != z.Serial() || with.Records() != z.Records() {
+			t.Errorf("hash %d: serial %d and %d records, want %d and %d", h, with.Serial(), with.Records(), z.Serial(), z.Records())
+		}
+	}
+	if err := z.VerifyZONEMD(); err == nil {
+		t.Error("the version WithZONEMD was made from changed")
+	}
+	if a := parseExample(t, rfc8976A1).Digest(ZONEMDSHA384); !strings.EqualFold(hex.EncodeToString(a), "c68090d90a7aed716bc459f9340e3d7c1370d4d24b7e2fc3a1ddc0b9a87153b9a9713b3c9ae5cc27777f98b8e730044c") {
+		t.Errorf("RFC 8976 A.1's digest: %x", a)
+	}
+	signed, err := ParseFile("../testdata/zones/signed.test.zone", "signed.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := signed.WithZONEMD(ZONEMDSHA384); err == nil || !errors.Is(err, ErrZONEMD) {
+		t.Errorf("a signed zone: %v, want it refused", err)
 	}
 }

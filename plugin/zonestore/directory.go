@@ -33,7 +33,7 @@ type directory struct {
 	within   []string // the server block's zones: a file's origin must be at or below one
 	interval time.Duration
 	byMtime  bool
-	verify   bool // publish only versions whose digest verifies (ZONEMD)
+	digests  digests // what is done with its zones' digests (ZONEMD)
 
 	published func(*zonestore.Zone) // told of every version published
 	gone      func(origin string)   // told of every zone removed
@@ -134,7 +134,7 @@ func (d *directory) scan(store *zonestore.Store) {
 	for o, path := range found {
 		s := d.files[o]
 		if s == nil || s.file != path {
-			s = &source{origin: o, file: path, byMtime: d.byMtime, verify: d.verify, published: d.published}
+			s = &source{origin: o, file: path, byMtime: d.byMtime, digests: d.digests, published: d.published}
 			d.files[o] = s
 		}
 		work = append(work, s)
@@ -170,7 +170,7 @@ func (d *directory) scan(store *zonestore.Store) {
 				r := parsed{s: s, old: store.Get(s.origin)}
 				r.st, r.err = stamp(s.file)
 				if r.err == nil && (r.old == nil || r.st != s.seen) {
-					r.z, r.err = reread(r.old, s.file, s.origin, d.verify)
+					r.z, r.err = reread(r.old, s.file, s.origin, d.digests)
 				}
 				results[i] = r
 			}

@@ -16,7 +16,7 @@ type source struct {
 	file     string
 	interval time.Duration // 0: never reload
 	byMtime  bool          // publish a changed file even if its serial did not increase
-	verify   bool          // publish only a version whose digest verifies (ZONEMD, RFC 8976)
+	digests  digests       // what is done with the zone's digest (ZONEMD, RFC 8976)
 	seen     fileStamp     // the file as last read
 
 	published func(*zonestore.Zone) // told of every version published
@@ -57,7 +57,7 @@ func (s *source) load(store *zonestore.Store) error {
 	if old != nil && st == s.seen {
 		return nil
 	}
-	z, err := reread(old, s.file, s.origin, s.verify)
+	z, err := reread(old, s.file, s.origin, s.digests)
 	if err != nil {
 		loadFailures.WithLabelValues(s.origin).Inc()
 		return err
@@ -105,11 +105,19 @@ func every(interval time.Duration, stop <-chan struct{}, f func()) {
 	}
 }
 
+// digests is what a line does with its zones' digests (ZONEMD, RFC 8976).
+type digests struct {
+	verify   bool  // publish only a version whose digest verifies
+	generate uint8 // the hash algorithm of a digest made for each version read from a file; 0: none
+}
+
 // reread parses a zone file: against the version being served, if any, so
-// that an unchanged name is not built again (Zone.Reparse). With verify,
-// a version whose digest does not verify (RFC 8976) is an error, as a
-// file that does not parse is.
-func reread(old *zonestore.Zone, file, origin string, verify bool) (*zonestore.Zone, error) {
+// that an unchanged name is not built again (Zone.Reparse). A version
+// whose digest does not verify, where the line verifies them, is an error,
+// as a file that does not parse is; where the line makes them, the version
+// returned holds its digest (a signed zone's cannot: logged, and served
+// without).
+func reread(old *zonestore.Zone, file, origin string, dg digests) (*zonestore.Zone, error) {
 	var z *zonestore.Zone
 	var err error
 	if old != nil {
@@ -117,11 +125,21 @@ func reread(old *zonestore.Zone, file, origin string, verify bool) (*zonestore.Z
 	} else {
 		z, err = zonestore.ParseFile(file, origin)
 	}
-	if err == nil && verify {
-		if err = z.VerifyZONEMD(); err != nil {
-			err = fmt.Errorf("%s: %w", file, err)
-			z = nil
+	if err != nil {
+		return nil, err
+	}
+	if dg.verify {
+		if err := z.VerifyZONEMD(); err != nil {
+			return nil, fmt.Errorf("%s: %w", file, err)
 		}
 	}
-	return z, err
+	if dg.generate != 0 {
+		with, err := z.WithZONEMD(dg.generate)
+		if err != nil {
+			log.Errorf("Zone %q serial %d from %q is served without a digest of ours: %v", z.Origin(), z.Serial(), file, err)
+			return z, nil
+		}
+		z = with
+	}
+	return z, nil
 }

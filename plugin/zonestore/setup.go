@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/coredns/caddy"
@@ -88,7 +89,8 @@ func parse(c *caddy.Controller) (*Handler, error) {
 	for c.Next() {
 		args := c.RemainingArgs()
 		reload := time.Minute
-		byMtime, verify := false, false
+		byMtime := false
+		var dg digests
 		type dirSpec struct{ dir, re, tmpl string }
 		var dirs []dirSpec
 		var secs, cats []secondary.Config
@@ -116,7 +118,18 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				if len(c.RemainingArgs()) != 0 {
 					return nil, c.ArgErr()
 				}
-				verify = true
+				dg.verify = true
+			case "zonemd_generate": // zonemd_generate [sha384|sha512]: a digest made for each version read from a file
+				t := c.RemainingArgs()
+				hashes := map[string]uint8{"sha384": zonestore.ZONEMDSHA384, "sha512": zonestore.ZONEMDSHA512}
+				switch {
+				case len(t) == 0:
+					dg.generate = zonestore.ZONEMDSHA384
+				case len(t) == 1 && hashes[strings.ToLower(t[0])] != 0:
+					dg.generate = hashes[strings.ToLower(t[0])]
+				default:
+					return nil, c.Errf("zonemd_generate %v: want sha384 or sha512", t)
+				}
 			case "replay": // replay SIZE: answers the server keeps packed; 0 keeps none
 				t := c.RemainingArgs()
 				if len(t) != 1 {
@@ -188,7 +201,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 			}
 		}
 		var verifier func(*zonestore.Zone) error
-		if verify {
+		if dg.verify {
 			verifier = (*zonestore.Zone).VerifyZONEMD
 		}
 		for _, cfg := range secs {
@@ -228,7 +241,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				if err != nil {
 					return nil, c.Err(err.Error())
 				}
-				d.interval, d.byMtime, d.verify = reload, byMtime, verify
+				d.interval, d.byMtime, d.digests = reload, byMtime, dg
 				d.published, d.gone = h.publishedQuietly, h.removed
 				if files := prev.directoryBefore(d); files != nil {
 					d.files = files
@@ -247,7 +260,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		}
 		origins := plugin.OriginsFromArgsOrServerBlock(args[1:], c.ServerBlockKeys)
 		for _, origin := range origins {
-			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime, verify: verify, published: h.published}
+			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime, digests: dg, published: h.published}
 			src.seen, _ = prev.seenBefore(src.file, src.origin) // unchanged since: not parsed again
 			if err := src.load(h.store); err != nil {
 				var pathErr *os.PathError

@@ -56,7 +56,9 @@ func TestSetupTakesFileSyntax(t *testing.T) {
 		"zonestore " + zone + " {\n replay 1 2\n}",
 		"zonestore " + zone + " {\n replay 16777217\n}",
 		"zonestore " + zone + " {\n zonemd_verify yes\n}",
-		"zonestore " + zone + " {\n zonemd_verify\n}", // the file has no ZONEMD record: fatal at startup, as a broken file
+		"zonestore " + zone + " {\n zonemd_generate md5\n}",
+		"zonestore " + zone + " {\n zonemd_generate sha384 sha512\n}",
+		"zonestore " + zone + " {\n zonemd_verify\n}",           // the file has no ZONEMD record: fatal at startup, as a broken file
 		"zonestore /nonexistent/db.example.org {\n reload 0\n}", // a missing file that is never retried is fatal
 	} {
 		c := caddy.NewTestController("dns", bad)
