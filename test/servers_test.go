@@ -250,6 +250,21 @@ func exchange(t testing.TB, addr string, m *dns.Msg, tcp bool) (*dns.Msg, error)
 	return r, err
 }
 
+// exchangeBoth sends m to Knot at knot and to ontime at ours, over UDP or
+// TCP, and returns the two answers; the test fails where either fails.
+func exchangeBoth(t testing.TB, knot, ours string, m *dns.Msg, tcp bool) (*dns.Msg, *dns.Msg) {
+	t.Helper()
+	k, err := exchange(t, knot, m, tcp)
+	if err != nil {
+		t.Fatalf("Knot: %v", err)
+	}
+	o, err := exchange(t, ours, m, tcp)
+	if err != nil {
+		t.Fatalf("ontime: %v", err)
+	}
+	return k, o
+}
+
 // querying asks for name's A records from workers goroutines over UDP, one
 // query after another, until the returned stop is called. An answer is
 // wrong when the exchange fails, when it is not NOERROR with one record,
