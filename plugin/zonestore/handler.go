@@ -152,6 +152,12 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 		}
 		return chain.Next(h.Name(), h.Next, ctx, w, r)
 	}
+	if r.Opcode == dns.OpcodeNotify {
+		// A zone of ours that no primary feeds: NOTAUTH, as Knot DNS
+		// answers a NOTIFY for a zone it is not a secondary of (RFC 1996
+		// names no rcode for it).
+		return h.reply(w, r, dns.RcodeNotAuth)
+	}
 	if r.Opcode != dns.OpcodeQuery {
 		return h.reply(w, r, dns.RcodeNotImplemented)
 	}
