@@ -55,6 +55,7 @@ func setup(c *caddy.Controller) error {
 			go d.watch(h.store, stop)
 		}
 		h.secs.start()
+		go h.watchSignatures(stop)
 		return nil
 	})
 	c.OnShutdown(func() error {

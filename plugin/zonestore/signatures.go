@@ -55,3 +55,86 @@ func logSignatures(z *zonestore.Zone, v zonestore.Validity, signed bool, now tim
 			z.Origin(), z.Serial(), v.FromSet, v.From.UTC().Format(time.RFC3339))
 	}
 }
+
+// Between versions the signatures age too: a signer that stopped leaves
+// the last version served until its signatures expire. So every
+// watchEvery the signed zones served are looked at again, and one whose
+// earliest signature expires within expiresSoon is logged as a warning,
+// and one past it as an error, once each time it becomes so: the log
+// says what the gauge says, for an operator who has no alert on it.
+const (
+	watchEvery  = time.Hour
+	expiresSoon = 24 * time.Hour
+)
+
+// Levels of a signed zone's signatures, as the watch last logged them.
+const (
+	signaturesValid = iota
+	signaturesExpireSoon
+	signaturesExpired
+)
+
+// signatureWatch remembers each version's span, read once, and what was
+// last logged of each zone.
+type signatureWatch struct {
+	spans map[*zonestore.Zone]zonestore.Validity
+	level map[string]int // by origin
+}
+
+// signatureEvent is a zone whose signatures became due or expired.
+type signatureEvent struct {
+	z     *zonestore.Zone
+	v     zonestore.Validity
+	level int
+}
+
+// check looks at the signed zones of store at now and returns those whose
+// level changed to due or expired since the last check.
+func (w *signatureWatch) check(store *zonestore.Store, now time.Time) []signatureEvent {
+	spans := make(map[*zonestore.Zone]zonestore.Validity, len(w.spans))
+	level := make(map[string]int, len(w.level))
+	var events []signatureEvent
+	for _, o := range store.Origins() {
+		z := store.Get(o)
+		if z == nil || !z.Signed() {
+			continue
+		}
+		v, ok := w.spans[z]
+		if !ok {
+			if v, ok = z.Validity(now); !ok {
+				continue
+			}
+		}
+		spans[z] = v
+		l := signaturesValid
+		switch {
+		case !v.Until.After(now):
+			l = signaturesExpired
+		case v.Until.Sub(now) < expiresSoon:
+			l = signaturesExpireSoon
+		}
+		if l != signaturesValid && l != w.level[o] {
+			events = append(events, signatureEvent{z, v, l})
+		}
+		level[o] = l
+	}
+	w.spans, w.level = spans, level
+	return events
+}
+
+// watchSignatures checks the store's signed zones every watchEvery until
+// stop is closed, and logs what check finds.
+func (h *Handler) watchSignatures(stop <-chan struct{}) {
+	var w signatureWatch
+	every(watchEvery, stop, func() {
+		for _, e := range w.check(h.store, time.Now()) {
+			if e.level == signaturesExpired {
+				log.Errorf("Zone %q serial %d: the signature of %s expired at %s: validating resolvers answer SERVFAIL for it; sign the zone again",
+					e.z.Origin(), e.z.Serial(), e.v.UntilSet, e.v.Until.UTC().Format(time.RFC3339))
+				continue
+			}
+			log.Warningf("Zone %q serial %d: the signature of %s expires at %s, in less than %s: sign the zone again before",
+				e.z.Origin(), e.z.Serial(), e.v.UntilSet, e.v.Until.UTC().Format(time.RFC3339), expiresSoon)
+		}
+	})
+}
