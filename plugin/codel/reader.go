@@ -618,6 +618,9 @@ func serve(ctx *packetContext, m []byte, w dns.ResponseWriter, u *unpacked, sw *
 		serveRouted(ctx, h, w, req, sw)
 		return
 	}
+	if badVersion(w, req) { // the router takes none: only the rare query gets here
+		return
+	}
 	ctx.server.ServeDNS(ctx, w, req)
 }
 

@@ -106,7 +106,7 @@ func (c *Codel) listenTCP(s *dnsserver.Server) {
 			IdleTimeout:   func() time.Duration { return s.IdleTimeout },
 			// As CoreDNS's Serve hands each query to its server.
 			Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-				if !noQuestion(w, r, questionless) {
+				if !noQuestion(w, r, questionless) && !badVersion(w, r) {
 					s.ServeDNS(ctx, w, r)
 				}
 			}),
