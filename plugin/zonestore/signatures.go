@@ -48,12 +48,17 @@ func logSignatures(z *zonestore.Zone, v zonestore.Validity, signed bool, now tim
 	switch {
 	case !signed:
 	case !v.Until.After(now):
-		log.Errorf("Zone %q serial %d: the signature of %s expired at %s: validating resolvers answer SERVFAIL for it; sign the zone again",
-			z.Origin(), z.Serial(), v.UntilSet, v.Until.UTC().Format(time.RFC3339))
+		logExpired(z, v)
 	case v.From.After(now):
 		log.Errorf("Zone %q serial %d: the signature of %s is not valid before %s: validating resolvers answer SERVFAIL for it until then",
 			z.Origin(), z.Serial(), v.FromSet, v.From.UTC().Format(time.RFC3339))
 	}
+}
+
+// logExpired logs z, whose signatures v says have expired, as an error.
+func logExpired(z *zonestore.Zone, v zonestore.Validity) {
+	log.Errorf("Zone %q serial %d: the signature of %s expired at %s: validating resolvers answer SERVFAIL for it; sign the zone again",
+		z.Origin(), z.Serial(), v.UntilSet, v.Until.UTC().Format(time.RFC3339))
 }
 
 // Between versions the signatures age too: a signer that stopped leaves
@@ -129,8 +134,7 @@ func (h *Handler) watchSignatures(stop <-chan struct{}) {
 	every(watchEvery, stop, func() {
 		for _, e := range w.check(h.store, time.Now()) {
 			if e.level == signaturesExpired {
-				log.Errorf("Zone %q serial %d: the signature of %s expired at %s: validating resolvers answer SERVFAIL for it; sign the zone again",
-					e.z.Origin(), e.z.Serial(), e.v.UntilSet, e.v.Until.UTC().Format(time.RFC3339))
+				logExpired(e.z, e.v)
 				continue
 			}
 			log.Warningf("Zone %q serial %d: the signature of %s expires at %s, in less than %s: sign the zone again before",
