@@ -79,11 +79,19 @@ const (
 	signaturesExpired
 )
 
-// signatureWatch remembers each version's span, read once, and what was
-// last logged of each zone.
+// signatureWatch remembers, by origin, the span of the version it read
+// last and what it last logged. It holds the version's generation, not
+// the version: a version replaced since would otherwise stay in memory
+// until the next look, a whole zone's worth for one built whole.
 type signatureWatch struct {
-	spans map[*zonestore.Zone]zonestore.Validity
-	level map[string]int // by origin
+	zones map[string]watched
+}
+
+// watched is what the watch knows of one zone.
+type watched struct {
+	generation uint64
+	span       zonestore.Validity
+	level      int
 }
 
 // signatureEvent is a zone whose signatures became due or expired.
@@ -96,21 +104,21 @@ type signatureEvent struct {
 // check looks at the signed zones of store at now and returns those whose
 // level changed to due or expired since the last check.
 func (w *signatureWatch) check(store *zonestore.Store, now time.Time) []signatureEvent {
-	spans := make(map[*zonestore.Zone]zonestore.Validity, len(w.spans))
-	level := make(map[string]int, len(w.level))
+	zones := make(map[string]watched, len(w.zones))
 	var events []signatureEvent
 	for _, o := range store.Origins() {
 		z := store.Get(o)
 		if z == nil || !z.Signed() {
 			continue
 		}
-		v, ok := w.spans[z]
-		if !ok {
+		before, seen := w.zones[o]
+		v := before.span
+		if !seen || before.generation != z.Generation() {
+			var ok bool
 			if v, ok = z.Validity(now); !ok {
 				continue
 			}
 		}
-		spans[z] = v
 		l := signaturesValid
 		switch {
 		case !v.Until.After(now):
@@ -118,12 +126,12 @@ func (w *signatureWatch) check(store *zonestore.Store, now time.Time) []signatur
 		case v.Until.Sub(now) < expiresSoon:
 			l = signaturesExpireSoon
 		}
-		if l != signaturesValid && l != w.level[o] {
+		if l != signaturesValid && l != before.level {
 			events = append(events, signatureEvent{z, v, l})
 		}
-		level[o] = l
+		zones[o] = watched{z.Generation(), v, l}
 	}
-	w.spans, w.level = spans, level
+	w.zones = zones
 	return events
 }
 
