@@ -133,8 +133,13 @@ func (z *Zone) Digest(h uint8) []byte {
 		rdata int    // where its RDATA starts in wire
 	}
 	var entries []entry
-	var buf []byte
+	var arena []byte // the records' canonical octets, one after another
+	// Walk hands over one name's records a call, the names in canonical
+	// order but the NSEC3 records' (last): the sort below has little to
+	// do. Over the names in the map's order it took 1.6 times as long.
 	z.Walk(func(rrs []dns.RR) bool {
+		var owner []byte // the name's order key, made for its first record
+		var ownerLen int
 		for _, rr := range rrs {
 			h := rr.Header()
 			if h.Rrtype == dns.TypeZONEMD && equalName(dns.Fqdn(h.Name), z.origin) {
@@ -144,19 +149,23 @@ func (z *Zone) Digest(h uint8) []byte {
 				continue
 			}
 			c := canonical(rr)
-			k, err := key(c.Header().Name)
-			if err != nil {
-				continue // not reached: the zone holds only names key reads
+			if owner == nil {
+				k, err := key(c.Header().Name)
+				if err != nil {
+					return true // not reached: the zone holds only names key reads
+				}
+				owner, ownerLen = appendSortKey(nil, k), len(k) // the key is the name in wire form
 			}
-			if cap(buf) < dns.Len(c)+1 {
-				buf = make([]byte, max(dns.Len(c)+1, 4096))
+			if need := dns.Len(c) + 1; cap(arena)-len(arena) < need {
+				arena = make([]byte, 0, max(need, 1<<20)) // the records packed before keep the old one
 			}
-			n, err := dns.PackRR(c, buf, 0, nil, false)
+			at := len(arena)
+			n, err := dns.PackRR(c, arena[at:cap(arena)], 0, nil, false)
 			if err != nil {
 				continue // not reached: every record held was packed to be read
 			}
-			_, start, _ := dns.UnpackDomainName(buf[:n], 0)
-			entries = append(entries, entry{appendSortKey(nil, k), h.Rrtype, bytes.Clone(buf[:n]), start + 10})
+			arena = arena[:at+n]
+			entries = append(entries, entry{owner, h.Rrtype, arena[at : at+n : at+n], ownerLen + 10})
 		}
 		return true
 	})
@@ -221,55 +230,77 @@ func hasUpper(s string) bool {
 	return false
 }
 
-// canonical returns a copy of rr in the canonical form of RFC 4034
-// section 6.2: its owner in lowercase, and so the names in its RDATA for
-// the types that section lists, less those RFC 6840 section 5.1 takes out
-// of it, as miekg/dns signs them (NSEC's and RRSIG's names keep their case).
+// canonical returns rr in the canonical form of RFC 4034 section 6.2: its
+// owner in lowercase, and so the names in its RDATA for the types that
+// section lists, less those RFC 6840 section 5.1 takes out of it, as
+// miekg/dns signs them (NSEC's and RRSIG's names keep their case). rr
+// itself where it is so already, as nearly every record is; a copy
+// otherwise.
 func canonical(rr dns.RR) dns.RR {
-	c := dns.Copy(rr)
-	h := c.Header()
-	h.Name = canonicalName(h.Name)
-	switch x := c.(type) {
-	case *dns.NS:
-		x.Ns = canonicalName(x.Ns)
-	case *dns.MD:
-		x.Md = canonicalName(x.Md)
-	case *dns.MF:
-		x.Mf = canonicalName(x.Mf)
-	case *dns.CNAME:
-		x.Target = canonicalName(x.Target)
-	case *dns.SOA:
-		x.Ns, x.Mbox = canonicalName(x.Ns), canonicalName(x.Mbox)
-	case *dns.MB:
-		x.Mb = canonicalName(x.Mb)
-	case *dns.MG:
-		x.Mg = canonicalName(x.Mg)
-	case *dns.MR:
-		x.Mr = canonicalName(x.Mr)
-	case *dns.PTR:
-		x.Ptr = canonicalName(x.Ptr)
-	case *dns.MINFO:
-		x.Rmail, x.Email = canonicalName(x.Rmail), canonicalName(x.Email)
-	case *dns.MX:
-		x.Mx = canonicalName(x.Mx)
-	case *dns.RP:
-		x.Mbox, x.Txt = canonicalName(x.Mbox), canonicalName(x.Txt)
-	case *dns.AFSDB:
-		x.Hostname = canonicalName(x.Hostname)
-	case *dns.RT:
-		x.Host = canonicalName(x.Host)
-	case *dns.SIG:
-		x.SignerName = canonicalName(x.SignerName)
-	case *dns.PX:
-		x.Map822, x.Mapx400 = canonicalName(x.Map822), canonicalName(x.Mapx400)
-	case *dns.NAPTR:
-		x.Replacement = canonicalName(x.Replacement)
-	case *dns.KX:
-		x.Exchanger = canonicalName(x.Exchanger)
-	case *dns.SRV:
-		x.Target = canonicalName(x.Target)
-	case *dns.DNAME:
-		x.Target = canonicalName(x.Target)
+	plain := isLower(rr.Header().Name)
+	canonicalNames(rr, func(s *string) { plain = plain && isLower(*s) })
+	if plain {
+		return rr
 	}
+	c := dns.Copy(rr)
+	c.Header().Name = canonicalName(c.Header().Name)
+	canonicalNames(c, func(s *string) { *s = canonicalName(*s) })
 	return c
+}
+
+// isLower reports whether name is written in lowercase, with no escape
+// that canonicalName would have to read.
+func isLower(name string) bool {
+	return !hasUpper(name) && strings.IndexByte(name, '\\') < 0
+}
+
+// canonicalNames calls f with each name in rr's RDATA that the canonical
+// form lowercases.
+func canonicalNames(rr dns.RR, f func(*string)) {
+	switch x := rr.(type) {
+	case *dns.NS:
+		f(&x.Ns)
+	case *dns.MD:
+		f(&x.Md)
+	case *dns.MF:
+		f(&x.Mf)
+	case *dns.CNAME:
+		f(&x.Target)
+	case *dns.SOA:
+		f(&x.Ns)
+		f(&x.Mbox)
+	case *dns.MB:
+		f(&x.Mb)
+	case *dns.MG:
+		f(&x.Mg)
+	case *dns.MR:
+		f(&x.Mr)
+	case *dns.PTR:
+		f(&x.Ptr)
+	case *dns.MINFO:
+		f(&x.Rmail)
+		f(&x.Email)
+	case *dns.MX:
+		f(&x.Mx)
+	case *dns.RP:
+		f(&x.Mbox)
+		f(&x.Txt)
+	case *dns.AFSDB:
+		f(&x.Hostname)
+	case *dns.RT:
+		f(&x.Host)
+	case *dns.SIG:
+		f(&x.SignerName)
+	case *dns.PX:
+		f(&x.Map822)
+		f(&x.Mapx400)
+	case *dns.NAPTR:
+		f(&x.Replacement)
+	case *dns.KX:
+		f(&x.Exchanger)
+	case *dns.SRV:
+		f(&x.Target)
+	case *dns.DNAME:
+		f(&x.Target)
+	}
 }
