@@ -34,14 +34,7 @@ func (h *RRL) Name() string { return pluginName }
 
 // ServeDNS implements plugin.Handler.
 func (h *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (int, error) {
-	var addr netip.Addr
-	udp := false
-	switch a := w.RemoteAddr().(type) {
-	case *net.UDPAddr:
-		addr, udp = a.AddrPort().Addr().Unmap(), true
-	case *net.TCPAddr:
-		addr = a.AddrPort().Addr().Unmap()
-	}
+	addr, udp := clientOf(w)
 	client, server, ok := cookieOf(r)
 	if !ok {
 		// A COOKIE option of a length no cookie has (RFC 7873 section 5.2.2).
@@ -64,6 +57,17 @@ func (h *RRL) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg) (i
 		client: client, limit: limit && !verified}
 	hop.Life.AtEnd(rw) // false: the query's alone, never put back (the garbage collector frees it)
 	return chain.Next(pluginName, h.Next, ctx, rw, r)
+}
+
+// clientOf returns the address w answers, and whether over UDP.
+func clientOf(w dns.ResponseWriter) (addr netip.Addr, udp bool) {
+	switch a := w.RemoteAddr().(type) {
+	case *net.UDPAddr:
+		return a.AddrPort().Addr().Unmap(), true
+	case *net.TCPAddr:
+		return a.AddrPort().Addr().Unmap(), false
+	}
+	return netip.Addr{}, false
 }
 
 // writers keeps the writers of queries that ended: with codel's Life, a
@@ -239,8 +243,7 @@ func (w *writer) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
 // withCookie returns a copy of m whose OPT record carries the client's
 // cookie and a fresh server cookie; m and its records are left alone.
 func (w *writer) withCookie(m *dns.Msg) *dns.Msg {
-	s := w.h.cookies.Make(w.client, w.addr)
-	cookie := &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: hex.EncodeToString(w.client) + hex.EncodeToString(s[:])}
+	cookie := w.h.freshCookie(w.client, w.addr)
 	c := *m
 	c.Extra = make([]dns.RR, 0, len(m.Extra)+1)
 	var opt *dns.OPT
@@ -265,6 +268,13 @@ func (w *writer) withCookie(m *dns.Msg) *dns.Msg {
 	}
 	opt.Option = append(opt.Option, cookie)
 	return &c
+}
+
+// freshCookie is the COOKIE option of an answer to client at addr: its
+// client cookie and a server cookie made now.
+func (h *RRL) freshCookie(client []byte, addr netip.Addr) *dns.EDNS0_COOKIE {
+	s := h.cookies.Make(client, addr)
+	return &dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE, Cookie: hex.EncodeToString(client) + hex.EncodeToString(s[:])}
 }
 
 // classify returns the kind of answer m is and the name (and type) its

@@ -1,10 +1,6 @@
 package rrl
 
 import (
-	"encoding/hex"
-	"net"
-	"net/netip"
-
 	"github.com/miekg/dns"
 )
 
@@ -29,13 +25,7 @@ func (h *RRL) AnswerQuestionless(w dns.ResponseWriter, r *dns.Msg) bool {
 	if !ok || client == nil {
 		return false
 	}
-	var addr netip.Addr
-	switch a := w.RemoteAddr().(type) {
-	case *net.UDPAddr:
-		addr = a.AddrPort().Addr().Unmap()
-	case *net.TCPAddr:
-		addr = a.AddrPort().Addr().Unmap()
-	}
+	addr, _ := clientOf(w)
 	m := new(dns.Msg)
 	m.SetReply(r)
 	m.CheckingDisabled = false // as every answer's (RFC 4035 section 3.1.6)
@@ -43,9 +33,7 @@ func (h *RRL) AnswerQuestionless(w dns.ResponseWriter, r *dns.Msg) bool {
 		m.Rcode = dns.RcodeBadCookie
 	}
 	m.SetEdns0(opt.UDPSize(), opt.Do())
-	s := h.cookies.Make(client, addr)
-	m.IsEdns0().Option = []dns.EDNS0{&dns.EDNS0_COOKIE{Code: dns.EDNS0COOKIE,
-		Cookie: hex.EncodeToString(client) + hex.EncodeToString(s[:])}}
+	m.IsEdns0().Option = []dns.EDNS0{h.freshCookie(client, addr)}
 	w.WriteMsg(m)
 	return true
 }
