@@ -27,6 +27,15 @@ const (
 	ZONEMDSHA512 = 2
 )
 
+// zonemdHashes are the hash algorithms known here, by number.
+var zonemdHashes = map[uint8]struct {
+	name string
+	new  func() hash.Hash
+}{
+	ZONEMDSHA384: {"SHA-384", sha512.New384},
+	ZONEMDSHA512: {"SHA-512", sha512.New},
+}
+
 // ErrZONEMD is the error of every verification that fails; errors.Is finds
 // it in what VerifyZONEMD returns.
 var ErrZONEMD = errors.New("ZONEMD")
@@ -64,7 +73,7 @@ func (z *Zone) VerifyZONEMD() error {
 		case md.Scheme != ZONEMDSimple:
 			why = append(why, fmt.Sprintf("scheme %d is not SIMPLE", md.Scheme))
 			continue
-		case md.Hash != ZONEMDSHA384 && md.Hash != ZONEMDSHA512:
+		case zonemdHashes[md.Hash].new == nil:
 			why = append(why, fmt.Sprintf("hash algorithm %d is not SHA-384 or SHA-512", md.Hash))
 			continue
 		}
@@ -76,7 +85,7 @@ func (z *Zone) VerifyZONEMD() error {
 		if strings.EqualFold(md.Digest, hex.EncodeToString(d)) {
 			return nil
 		}
-		why = append(why, fmt.Sprintf("the %s digest is %X, not the record's", hashName(md.Hash), d))
+		why = append(why, fmt.Sprintf("the %s digest is %X, not the record's", zonemdHashes[md.Hash].name, d))
 	}
 	return fmt.Errorf("%w: zone %q serial %d does not verify: %s", ErrZONEMD, z.origin, z.serial, strings.Join(why, "; "))
 }
@@ -90,7 +99,7 @@ func (z *Zone) WithZONEMD(h uint8) (*Zone, error) {
 	if z.signed {
 		return nil, fmt.Errorf("%w: zone %q is signed: its digest must be signed with it, by its signer", ErrZONEMD, z.origin)
 	}
-	if h != ZONEMDSHA384 && h != ZONEMDSHA512 {
+	if zonemdHashes[h].new == nil {
 		return nil, fmt.Errorf("%w: hash algorithm %d is not SHA-384 or SHA-512", ErrZONEMD, h)
 	}
 	d := z.Digest(h)
@@ -105,27 +114,19 @@ func (z *Zone) WithZONEMD(h uint8) (*Zone, error) {
 	return b.Build()
 }
 
-func hashName(h uint8) string {
-	if h == ZONEMDSHA512 {
-		return "SHA-512"
-	}
-	return "SHA-384"
-}
-
 // Digest returns the zone's SIMPLE digest (RFC 8976 section 3) under hash
-// algorithm h (ZONEMDSHA384 or ZONEMDSHA512): the hash of every record of
-// the zone but the apex's ZONEMD records and their signatures, glue and
-// data below cuts included, each in the canonical form of RFC 4034
-// section 6.2, in canonical order (section 6.3: by owner, then type, then
-// RDATA). It reads and sorts every record: for whoever publishes a
-// version, never for a query.
+// algorithm h (ZONEMDSHA384 or ZONEMDSHA512; SHA-384 for any other): the
+// hash of every record of the zone but the apex's ZONEMD records and their
+// signatures, glue and data below cuts included, each in the canonical
+// form of RFC 4034 section 6.2, in canonical order (section 6.3: by owner,
+// then type, then RDATA). It reads and sorts every record: for whoever
+// publishes a version, never for a query.
 func (z *Zone) Digest(h uint8) []byte {
-	var sum hash.Hash
-	if h == ZONEMDSHA512 {
-		sum = sha512.New()
-	} else {
-		sum = sha512.New384()
+	alg, ok := zonemdHashes[h]
+	if !ok {
+		alg = zonemdHashes[ZONEMDSHA384]
 	}
+	sum := alg.new()
 	type entry struct {
 		owner []byte // canonical order key of the owner
 		typ   uint16

@@ -108,14 +108,14 @@ func (w *signatureWatch) check(store *zonestore.Store, now time.Time) []signatur
 	var events []signatureEvent
 	for _, o := range store.Origins() {
 		z := store.Get(o)
-		if z == nil || !z.Signed() {
+		if z == nil {
 			continue
 		}
 		before, seen := w.zones[o]
 		v := before.span
 		if !seen || before.generation != z.Generation() {
-			var ok bool
-			if v, ok = z.Validity(now); !ok {
+			var signed bool
+			if v, signed = signatures(z, now); !signed {
 				continue
 			}
 		}
