@@ -64,8 +64,15 @@ func writeZone(t testing.TB, path string, serial int, extra ...string) {
 	t.Helper()
 	body := fmt.Sprintf("$ORIGIN example.org.\n$TTL 300\n@ SOA ns1 hostmaster %d 7200 3600 1209600 300\n@ NS ns1\n%s\nns1 A 192.0.2.53\n",
 		serial, strings.Join(extra, "\n"))
+	replaceFile(t, path, body)
+}
+
+// replaceFile writes text as path in one step (a file beside it, renamed
+// over it), so that a server reloading it never reads half of it.
+func replaceFile(t testing.TB, path, text string) {
+	t.Helper()
 	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(body), 0o644); err != nil {
+	if err := os.WriteFile(tmp, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Rename(tmp, path); err != nil {

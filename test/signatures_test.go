@@ -42,12 +42,7 @@ func signedZone(t *testing.T, path, zone string, serial int, key *dns.DNSKEY, si
 		}
 		fmt.Fprintf(&b, "%s\n%s\n", rr, sig)
 	}
-	if err := os.WriteFile(path+".tmp", []byte(b.String()), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, path, b.String())
 }
 
 // TestSignatureExpiry: each signed zone served exports when its earliest

@@ -51,12 +51,7 @@ func writeAXFR(t *testing.T, path string, rrs []dns.RR, change func(string) stri
 	if change != nil {
 		text = change(text)
 	}
-	if err := os.WriteFile(path+".tmp", []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Rename(path+".tmp", path); err != nil {
-		t.Fatal(err)
-	}
+	replaceFile(t, path, text)
 }
 
 // TestZONEMDFromKnot: with zonemd_verify, a zone's digest (ZONEMD, RFC
@@ -119,14 +114,7 @@ func TestZONEMDFromKnot(t *testing.T) {
 	}
 	dir := t.TempDir()
 	plain := filepath.Join(t.TempDir(), "plain.test.zone")
-	writePlain := func(text string) {
-		if err := os.WriteFile(plain+".tmp", []byte(text+digest.String()+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Rename(plain+".tmp", plain); err != nil {
-			t.Fatal(err)
-		}
-	}
+	writePlain := func(text string) { replaceFile(t, plain, text+digest.String()+"\n") }
 	writePlain(zonemdZone("plain.test", int(digest.(*dns.ZONEMD).Serial)))
 	writeAXFR(t, filepath.Join(dir, "db.nsec.test"), axfr(t, knot.addr, "nsec.test."), nil)
 	writeAXFR(t, filepath.Join(dir, "db.nsec3.test"), axfr(t, knot.addr, "nsec3.test."), func(s string) string {
