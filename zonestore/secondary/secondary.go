@@ -6,7 +6,8 @@
 // transferred version is built whole off to the side and published as one
 // generation: a query never sees half a transfer, and a transfer that
 // fails (truncated, out of order, a difference that does not apply) never
-// replaces the version being served.
+// replaces the version being served. With Config.File, each version is
+// also saved, and served from there after a restart (stored.go).
 package secondary
 
 import (
@@ -44,6 +45,9 @@ type Config struct {
 	// published (the zone's digest, RFC 8976); one it fails is not, and
 	// the transfer fails with its error.
 	Verify func(*zonestore.Zone) error
+	// File, if set, is where every version published is saved, and where
+	// Run finds the version to serve before its first refresh (stored.go).
+	File string
 }
 
 // Kinds of transfer, as Events reports them.
@@ -52,6 +56,10 @@ const (
 	IXFR    = "ixfr"
 	Current = "current" // the primary's serial is not newer: nothing to transfer
 	SOA     = "soa"     // the query for the primary's serial (failures only)
+	// The copy in Config.File: Restored, loaded before the first refresh;
+	// Saved, written after a refresh (failures only).
+	Restored = "restored"
+	Saved    = "saved"
 )
 
 // Zone is one secondary zone.
@@ -59,6 +67,7 @@ type Zone struct {
 	cfg    Config
 	notify chan struct{}
 	lastOK atomic.Int64 // unix nanoseconds of the last good refresh, or of New
+	saved  savedCopy
 }
 
 // New returns a secondary zone; Run keeps it.
@@ -121,6 +130,9 @@ const (
 // refresh interval after a success and its retry interval after a failure,
 // and whenever Notify is called.
 func (s *Zone) Run(stop <-chan struct{}) {
+	if s.cfg.File != "" && s.cfg.Store.Get(s.cfg.Origin) == nil {
+		s.restore()
+	}
 	wait := firstRetry
 	for {
 		err := s.Refresh()
@@ -185,6 +197,7 @@ func (s *Zone) Refresh() error {
 		err := s.refreshFrom(primary, cur)
 		if err == nil {
 			s.lastOK.Store(time.Now().UnixNano())
+			s.keepSaved()
 			return nil
 		}
 		errs = append(errs, fmt.Errorf("%s: %w", primary, err))

@@ -1,0 +1,163 @@
+package secondary
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
+)
+
+// A secondary zone held only in memory is lost with the process: a server
+// restarted while its primaries are unreachable answers SERVFAIL for it
+// until they come back, though the version it served was still good until
+// its SOA expire. With Config.File set, every version published is written
+// there, and Run loads the file before its first refresh, as Knot (its
+// zone file and journal), NSD and BIND do with theirs. The expire timer
+// (RFC 1034 section 4.3.5) runs from the last good refresh; the file's
+// modification time carries it across a restart, as BIND's does: each good
+// refresh that brings nothing new touches the file. A copy loaded past its
+// expire is answered SERVFAIL, as it would have been had the process lived,
+// and is there for an IXFR from its serial.
+
+// save writes z to path: beside it first, synced, then renamed over it, so
+// that a crash leaves the copy before or this one, never part of one.
+func save(path string, z *zonestore.Zone) (err error) {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			f.Close()
+			os.Remove(f.Name())
+		}
+	}()
+	w := bufio.NewWriterSize(f, 64<<10)
+	fmt.Fprintf(w, "; %s serial %d, as last transferred (written by ontime's secondary at %s)\n",
+		z.Origin(), z.Serial(), time.Now().UTC().Format(time.RFC3339))
+	z.Walk(func(rrs []dns.RR) bool {
+		for _, rr := range rrs {
+			w.WriteString(rr.String())
+			w.WriteByte('\n')
+		}
+		return true
+	})
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	if err = f.Sync(); err != nil {
+		return err
+	}
+	if err = f.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	// The rename itself is durable once the directory is synced.
+	if d, derr := os.Open(filepath.Dir(path)); derr == nil {
+		d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// loadSaved reads the copy at path: the version it holds, and the time of
+// the last good refresh (the file's modification time, never later than
+// now: a clock set back must not stretch the expire).
+func loadSaved(path, origin string) (*zonestore.Zone, time.Time, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	// Parse, not ParseFile: the text kept for a re-read would only take
+	// memory, since the next version comes by transfer.
+	z, err := zonestore.Parse(bufio.NewReaderSize(f, 64<<10), origin, path)
+	if err != nil {
+		return nil, time.Time{}, err
+	}
+	refreshed := fi.ModTime()
+	if now := time.Now(); refreshed.After(now) {
+		refreshed = now
+	}
+	return z, refreshed, nil
+}
+
+// savedCopy is what Config.File holds, as far as this process knows.
+type savedCopy struct {
+	mu     sync.Mutex
+	serial uint32
+	known  bool // the file holds the version of serial
+}
+
+// restore publishes the copy in Config.File, if there is one, before the
+// first refresh, its expire timer running from its last good refresh. A
+// copy that does not load (or verify, with Config.Verify) is reported and
+// left for the first transfer to replace.
+func (s *Zone) restore() {
+	z, refreshed, err := loadSaved(s.cfg.File, s.cfg.Origin)
+	if errors.Is(err, fs.ErrNotExist) {
+		return
+	}
+	if err == nil {
+		err = s.verify(z)
+	}
+	expired := false
+	if err == nil {
+		if expired = time.Since(refreshed) >= time.Duration(z.SOA().Expire)*time.Second; expired {
+			z = z.WithExpired(true)
+		}
+		err = s.cfg.Store.Publish(nil, z, true)
+	}
+	if err != nil {
+		s.event(Restored, nil, fmt.Errorf("saved copy %s: %w", s.cfg.File, err))
+		return
+	}
+	s.lastOK.Store(refreshed.UnixNano())
+	s.saved.mu.Lock()
+	s.saved.serial, s.saved.known = z.Serial(), true
+	s.saved.mu.Unlock()
+	if expired {
+		s.cfg.Logf("Zone %q: its saved copy (serial %d) was last refreshed at %s, longer ago than its SOA expire (%ds): answering SERVFAIL until a primary answers",
+			s.cfg.Origin, z.Serial(), refreshed.UTC().Format(time.RFC3339), z.SOA().Expire)
+	}
+	s.event(Restored, z, nil)
+}
+
+// keepSaved makes Config.File hold the version served, after a good
+// refresh: written where the file holds another version (or this process
+// does not know which), else touched, its time now that of this refresh.
+func (s *Zone) keepSaved() {
+	cur := s.cfg.Store.Get(s.cfg.Origin)
+	if s.cfg.File == "" || cur == nil {
+		return
+	}
+	s.saved.mu.Lock()
+	defer s.saved.mu.Unlock()
+	if s.saved.known && s.saved.serial == cur.Serial() {
+		now := time.Now()
+		if os.Chtimes(s.cfg.File, now, now) == nil {
+			return
+		}
+		// Gone, or not ours to touch: written again below.
+	}
+	if err := save(s.cfg.File, cur); err != nil {
+		s.saved.known = false
+		s.event(Saved, nil, fmt.Errorf("saving a copy to %s: %w", s.cfg.File, err))
+		return
+	}
+	s.saved.serial, s.saved.known = cur.Serial(), true
+}
