@@ -24,8 +24,8 @@ func catalogZone(serial int, members ...string) string {
 // TestCatalogZoneFromKnot: ontime consumes a catalog zone (RFC 9432) that
 // Knot DNS serves: the members it names are transferred and served; a
 // member added to the catalog is served once Knot's NOTIFY brings the new
-// catalog; a member dropped from it stops being served. The catalog
-// itself is not served.
+// catalog; a member dropped from it stops being served, and its copy in
+// the storage directory is removed. The catalog itself is not served.
 func TestCatalogZoneFromKnot(t *testing.T) {
 	bin := knotd(t)
 	dir := t.TempDir()
@@ -51,8 +51,9 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 	os.WriteFile(conf, []byte(b.String()), 0o644)
 	knot := start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, "catalog.invalid", "one.test")
 
+	storage := t.TempDir()
 	corefile := func(extra string) string {
-		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n%s    zonestore {\n        catalog catalog.invalid %s\n    }\n}\n", port, extra, knot.addr)
+		return fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    reload 2s 1s\n%s    zonestore {\n        catalog catalog.invalid %s\n        storage %s\n    }\n}\n", port, extra, knot.addr, storage)
 	}
 	path := filepath.Join(t.TempDir(), "Corefile")
 	os.WriteFile(path, []byte(corefile("")), 0o644)
@@ -73,6 +74,11 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 	})
 	if got := answerA(t, s.addr, "www.two.test."); got != "192.0.2.2" {
 		t.Fatalf("two.test, in both versions of the catalog: %s", got)
+	}
+	// The member dropped loses its saved copy, the one added has one.
+	eventually(t, "three.test saved", func() bool { _, err := os.Stat(filepath.Join(storage, "three.test.zone")); return err == nil })
+	if _, err := os.Stat(filepath.Join(storage, "one.test.zone")); !os.IsNotExist(err) {
+		t.Errorf("one.test's copy, dropped from the catalog: %v", err)
 	}
 
 	// A Corefile reload while the primary is away: the members are still

@@ -72,6 +72,7 @@ func runExample(t *testing.T, corefile string) {
 	c = regexp.MustCompile(`(?m)^(\s+)ready$`).ReplaceAllString(c, fmt.Sprintf("${1}ready 127.0.0.1:%d", freeport.Get(t)))
 	c = strings.NewReplacer(
 		"/etc/zones", zones,
+		"/var/lib/ontime", filepath.Join(root, "lib"),
 		"192.0.2.1 192.0.2.2:5300", "127.0.0.1:9", // primaries: nowhere but loopback
 	).Replace(c)
 	path := filepath.Join(root, "Corefile")

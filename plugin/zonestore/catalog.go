@@ -24,22 +24,31 @@ type catalogs struct {
 // catalog's primaries: members it adds are transferred, members it drops
 // stop being served. A fleet of secondaries learns new zones from its
 // primary without a configuration change.
-func (h *Handler) addCatalog(cfg secondary.Config) {
-	origin, primaries, tsig, verify := cfg.Origin, cfg.Primaries, cfg.TSIG, cfg.Verify
-	cfg.Store = zonestore.NewStore()
+func (h *Handler) addCatalog(cfg secondary.Config, store storage) {
+	origin, settings := cfg.Origin, memberSettings(cfg)
+	cfg.Store, cfg.File = zonestore.NewStore(), store.file(origin)
 	cfg.Logf = log.Warningf
 	cfg.Events = transferEvents(origin, func(kind string, err error) {
-		log.Errorf("Transfer (%s) of catalog zone %q failed, keeping its members: %v", kind, origin, err)
+		outcome := "keeping its members"
+		if kind == secondary.Saved {
+			outcome = "still used"
+		}
+		log.Errorf("%s of catalog zone %q failed, %s: %v", eventName(kind), origin, outcome, err)
 	}, func(_ string, z *zonestore.Zone) {
-		h.applyCatalog(origin, z, secondary.Config{Primaries: primaries, TSIG: tsig, Verify: verify})
+		h.applyCatalog(origin, z, settings, store)
 	})
 	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{}), catalog: true})
 }
 
+// memberSettings are what a catalog's members take from it: its
+// primaries, key and verification.
+func memberSettings(catalog secondary.Config) secondary.Config {
+	return secondary.Config{Primaries: catalog.Primaries, TSIG: catalog.TSIG, Verify: catalog.Verify}
+}
+
 // applyCatalog makes the block's member zones those the catalog names,
-// each transferred as the catalog's settings say (its primaries, key and
-// verification).
-func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secondary.Config) {
+// each transferred as the catalog's settings say, and saved in store.
+func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secondary.Config, store storage) {
 	want, err := catalogMembers(z)
 	if err != nil {
 		loadFailures.WithLabelValues(catalog).Inc()
@@ -62,7 +71,7 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 			continue
 		}
 		cfg := settings
-		cfg.Origin, cfg.Store = o, h.store
+		cfg.Origin, cfg.Store, cfg.File = o, h.store, store.file(o)
 		h.addSecondary(cfg)
 		log.Infof("Catalog zone %q: member zone %q added", catalog, o)
 	}
@@ -71,6 +80,7 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 			h.secs.put(o, nil)
 			h.store.Remove(o)
 			h.removed(o)
+			store.drop(o)
 			log.Infof("Catalog zone %q: member zone %q removed", catalog, o)
 		}
 	}
@@ -112,7 +122,7 @@ func catalogMembers(z *zonestore.Zone) (map[string]bool, error) {
 // keepMembers makes members, which the catalog named under the previous
 // configuration (a Corefile reload), the catalog's members again: their
 // zones, still in the store, are refreshed from the catalog's primaries.
-func (h *Handler) keepMembers(catalog secondary.Config, members []string) {
+func (h *Handler) keepMembers(catalog secondary.Config, store storage, members []string) {
 	if len(members) == 0 {
 		return
 	}
@@ -123,7 +133,9 @@ func (h *Handler) keepMembers(catalog secondary.Config, members []string) {
 	}
 	have := map[string]bool{}
 	for _, o := range members {
-		h.addSecondary(secondary.Config{Origin: o, Primaries: catalog.Primaries, TSIG: catalog.TSIG, Store: h.store})
+		cfg := memberSettings(catalog)
+		cfg.Origin, cfg.Store, cfg.File = o, h.store, store.file(o)
+		h.addSecondary(cfg)
 		have[o] = true
 	}
 	h.cats.members[catalog.Origin] = have

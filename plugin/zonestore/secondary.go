@@ -86,22 +86,35 @@ func (h *Handler) addSecondary(cfg secondary.Config) {
 	origin := cfg.Origin
 	cfg.Logf = log.Warningf
 	cfg.Events = transferEvents(origin, func(kind string, err error) {
-		log.Errorf("Transfer (%s) of zone %q failed, %s: %v", kind, origin, keeping(h.store.Get(origin)), err)
+		outcome := keeping(h.store.Get(origin))
+		if kind == secondary.Saved {
+			outcome = "still served"
+		}
+		log.Errorf("%s of zone %q failed, %s: %v", eventName(kind), origin, outcome, err)
 	}, func(kind string, z *zonestore.Zone) {
 		h.published(z)
+		if kind == secondary.Restored {
+			log.Infof("Loaded zone %q from its saved copy: serial %d, generation %d", origin, z.Serial(), z.Generation())
+			return
+		}
 		log.Infof("Transferred zone %q (%s): serial %d, generation %d", origin, kind, z.Serial(), z.Generation())
 	})
 	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{})})
 }
 
 // transferEvents counts a zone's refreshes (transfers_total, and a failure
-// among load_failures_total), and hands a failure or a new version on.
+// among load_failures_total), and hands a failure or a new version on. The
+// saved copy's events count as refreshes of their own kinds: the copy
+// loaded at start ("restored"), and a copy not written ("saved"), which
+// is no version lost.
 func transferEvents(origin string, failed func(kind string, err error), published func(kind string, z *zonestore.Zone)) func(string, *zonestore.Zone, error) {
 	return func(kind string, z *zonestore.Zone, err error) {
 		switch {
 		case err != nil:
 			transfers.WithLabelValues(origin, kind, "failed").Inc()
-			loadFailures.WithLabelValues(origin).Inc()
+			if kind != secondary.Saved {
+				loadFailures.WithLabelValues(origin).Inc()
+			}
 			failed(kind, err)
 		case z != nil:
 			transfers.WithLabelValues(origin, kind, "published").Inc()
@@ -180,4 +193,15 @@ func (h *Handler) pendingSecondary(qname string) *secondary.Zone {
 		}
 	}
 	return nil
+}
+
+// eventName says what failed, for a log line.
+func eventName(kind string) string {
+	switch kind {
+	case secondary.Restored:
+		return "Loading the saved copy"
+	case secondary.Saved:
+		return "Saving a copy"
+	}
+	return "Transfer (" + kind + ")"
 }

@@ -96,6 +96,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		var dirs []dirSpec
 		var secs, cats []secondary.Config
 		var tsig *secondary.TSIG
+		var store storage
 		for c.NextBlock() {
 			switch c.Val() {
 			case "fallthrough":
@@ -188,6 +189,20 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				} else {
 					secs = append(secs, cfg)
 				}
+			case "storage": // storage DIR: the secondaries' saved copies
+				t := c.RemainingArgs()
+				if len(t) != 1 {
+					return nil, c.ArgErr()
+				}
+				dir := t[0]
+				if !filepath.IsAbs(dir) && config.Root != "" {
+					dir = filepath.Join(config.Root, dir)
+				}
+				s, err := openStorage(dir)
+				if err != nil {
+					return nil, c.Errf("storage %q: %v", dir, err)
+				}
+				store = s
 			case "tsig": // tsig NAME SECRET [ALGORITHM], for the secondaries' transfers
 				t := c.RemainingArgs()
 				if len(t) != 2 && len(t) != 3 {
@@ -206,17 +221,20 @@ func parse(c *caddy.Controller) (*Handler, error) {
 			verifier = (*zonestore.Zone).VerifyZONEMD
 		}
 		for _, cfg := range secs {
-			cfg.TSIG, cfg.Store, cfg.Verify = tsig, h.store, verifier
+			cfg.TSIG, cfg.Store, cfg.Verify, cfg.File = tsig, h.store, verifier, store.file(cfg.Origin)
 			h.addSecondary(cfg)
 		}
 		for _, cfg := range cats {
 			cfg.TSIG, cfg.Verify = tsig, verifier
-			h.addCatalog(cfg)
-			h.keepMembers(cfg, prev.membersBefore(cfg.Origin))
+			h.addCatalog(cfg, store)
+			h.keepMembers(cfg, store, prev.membersBefore(cfg.Origin))
 		}
 		secs = append(secs, cats...)
 		if tsig != nil && len(secs) == 0 {
 			return nil, c.Err("tsig is for the secondary zones of the block, and it has none")
+		}
+		if store != "" && len(secs) == 0 {
+			return nil, c.Err("storage is for the secondary and catalog zones of the block, and it has none")
 		}
 		if tsig != nil {
 			// The server's reader verifies a signed message before the

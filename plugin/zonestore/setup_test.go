@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -172,6 +173,48 @@ func TestSetupTakesReplay(t *testing.T) {
 		}
 		if got != want {
 			t.Errorf("%q: %d answers kept, want %d", input, got, want)
+		}
+	}
+}
+
+// TestSetupTakesStorage: `storage DIR` is made where it is missing and
+// given to every secondary and catalog zone of the block, each its own
+// file; a directory that cannot be written, or storage without a
+// secondary zone to save, is refused at setup.
+func TestSetupTakesStorage(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "made", "here")
+	c := caddy.NewTestController("dns", "zonestore {\n secondary Example.ORG 127.0.0.1\n catalog catalog.invalid 127.0.0.1\n storage "+dir+"\n}")
+	c.ServerBlockKeys = []string{"."}
+	if _, err := parse(c); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		t.Fatalf("storage not made: %v", err)
+	}
+	s := storage(dir)
+	for origin, want := range map[string]string{
+		"Example.ORG.":    "example.org.zone",
+		".":               "root.zone",
+		`a\.b/c.example.`: "a%5C.b%2Fc.example.zone", // a name from a catalog: no path of its own
+		`\.\..example.`:   "%5C.%5C.%2Eexample.zone",
+	} {
+		if got := s.file(origin); got != filepath.Join(dir, want) {
+			t.Errorf("%s: %s, want %s", origin, got, filepath.Join(dir, want))
+		}
+	}
+	if got := storage("").file("example.org."); got != "" {
+		t.Errorf("no storage: %q", got)
+	}
+	for _, bad := range []string{
+		"zonestore {\n secondary example.org 127.0.0.1\n storage\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n storage a b\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n storage /dev/null/x\n}", // cannot be made
+		"zonestore {\n directory " + t.TempDir() + "\n storage " + dir + "\n}",   // no secondary zone
+	} {
+		c := caddy.NewTestController("dns", bad)
+		c.ServerBlockKeys = []string{"."}
+		if _, err := parse(c); err == nil {
+			t.Errorf("%q: want an error", bad)
 		}
 	}
 }
