@@ -33,6 +33,7 @@ type Handler struct {
 
 	history *history                          // recent versions, for IXFR out
 	xfer    atomic.Pointer[transfer.Transfer] // the transfer plugin, to send NOTIFY
+	spans   spanNotes                         // signed versions' spans, for the hourly watch
 
 	replays *replays // answers kept packed, and a Cache a P to find them; nil: none (replay 0)
 }

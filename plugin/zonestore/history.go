@@ -90,6 +90,7 @@ func (h *Handler) publishedQuietly(z *zonestore.Zone) {
 // for IXFR out, and sends NOTIFY for it.
 func (h *Handler) announce(z *zonestore.Zone, v zonestore.Validity, signed bool, now time.Time) {
 	logSignatures(z, v, signed, now)
+	h.spans.note(z, v, signed, now)
 	if r := z.Retimed(); r != nil {
 		log.Warningf("Zone %q serial %d: %d RRsets had records of differing TTLs, each given its last record's (RFC 2181 5.2), as Knot DNS does: %s",
 			z.Origin(), z.Serial(), r.Sets, strings.Join(r.Examples, ", "))
@@ -129,4 +130,5 @@ var _ transfer.Transferer = (*Handler)(nil)
 func (h *Handler) removed(origin string) {
 	forget(origin)
 	h.history.forget(origin)
+	h.spans.forget(origin)
 }

@@ -44,7 +44,7 @@ func TestSignatureWatch(t *testing.T) {
 	}
 	store.Publish(nil, plain, false)
 
-	var w signatureWatch
+	var w spanNotes
 	levels := func(at time.Duration) string {
 		var out []string
 		for _, e := range w.check(store, now.Add(at)) {
@@ -76,5 +76,38 @@ func TestSignatureWatch(t *testing.T) {
 	}
 	if got, want := levels(57*time.Hour), "example.org. 2: 1 (example.org. SOA)"; got != want {
 		t.Errorf("the new version within a day of expiring: %q, want %q", got, want)
+	}
+}
+
+// TestSignatureWatchTakesPublishedSpans: the watch reads the span a
+// version was published with, not its signatures again, and does not log
+// again an expiry that publishing logged.
+func TestSignatureWatchTakesPublishedSpans(t *testing.T) {
+	store := zonestore.NewStore()
+	now := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	var w spanNotes
+
+	signedUntil(t, store, "example.org.", 1, now.Add(-time.Hour))
+	z := store.Get("example.org.")
+	v, signed := signatures(z, now)
+	w.note(z, v, signed, now) // as published does, after logging it expired
+	if got := w.check(store, now.Add(time.Minute)); len(got) != 0 {
+		t.Errorf("an expiry logged at publishing, logged again: %v", got)
+	}
+
+	// A span noted that the signatures do not say: the watch goes by the note.
+	signedUntil(t, store, "example.org.", 2, now.Add(30*time.Hour))
+	z = store.Get("example.org.")
+	v, signed = signatures(z, now)
+	v.Until = now.Add(2 * time.Hour)
+	w.note(z, v, signed, now)
+	if got := w.check(store, now); len(got) != 1 || got[0].level != signaturesExpireSoon {
+		t.Errorf("the noted span (due in 2 h): %v", got)
+	}
+
+	// A zone removed is forgotten.
+	w.forget("example.org.")
+	if _, ok := w.m.Load("example.org."); ok {
+		t.Error("a removed zone's note kept")
 	}
 }
