@@ -101,3 +101,55 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 		t.Fatalf("one.test, dropped before the reload: %s", got)
 	}
 }
+
+// TestLargeCatalogFromKnot: a catalog of 1,000 member zones, all served
+// by Knot: ontime serves every one, on a few goroutines (its refreshes
+// run on `transfers` workers, not a goroutine a zone: with one, the
+// server had over 1,000), and a name under none of them is REFUSED.
+func TestLargeCatalogFromKnot(t *testing.T) {
+	bin := knotd(t)
+	dir := t.TempDir()
+	port, knotPort := freeport.Get(t), freeport.Get(t)
+	const n = 1000
+	members := make([]string, n)
+	for i := range members {
+		members[i] = fmt.Sprintf("m%04d.test", i)
+	}
+	var b strings.Builder
+	knotServer(&b, dir, knotPort, "warning")
+	b.WriteString("acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n")
+	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n    acl: xfr\n")
+	b.WriteString("zone:\n")
+	for name, text := range map[string]string{"catalog.invalid": catalogZone(1, members...)} {
+		file := filepath.Join(dir, name+".zone")
+		os.WriteFile(file, []byte(text), 0o644)
+		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n", name, file)
+	}
+	for i, m := range members {
+		file := filepath.Join(dir, m+".zone")
+		os.WriteFile(file, []byte(zoneText(m, 1, fmt.Sprintf("www A 192.0.%d.%d", i/250, i%250+1))), 0o644)
+		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n", m, file)
+	}
+	conf := filepath.Join(dir, "knot.conf")
+	os.WriteFile(conf, []byte(b.String()), 0o644)
+	knot := start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, "catalog.invalid", members[n-1])
+
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    prometheus %s\n    zonestore {\n        catalog catalog.invalid %s\n        transfers 10\n    }\n}\n", port, prom, knot.addr), port)
+	eventually(t, "every member served", func() bool {
+		for i, m := range members {
+			if got, want := answerA(t, s.addr, "www."+m+"."), fmt.Sprintf("192.0.%d.%d", i/250, i%250+1); got != want {
+				return false
+			}
+		}
+		return true
+	})
+	// A goroutine a zone would be over 1,000; the server's own, its
+	// workers' and the listeners' are a few dozen.
+	if g := metric(t, prom, "go_goroutines"); g == 0 || g > 200 {
+		t.Errorf("%v goroutines serving %d secondary zones", g, n)
+	}
+	if got := answerA(t, s.addr, "www.example.com."); got != "REFUSED" {
+		t.Errorf("a name under no zone: %s", got)
+	}
+}

@@ -37,7 +37,7 @@ func (h *Handler) addCatalog(cfg secondary.Config, store storage) {
 	}, func(_ string, z *zonestore.Zone) {
 		h.applyCatalog(origin, z, settings, store)
 	})
-	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{}), catalog: true})
+	h.secs.put(map[string]*member{origin: {zone: secondary.New(cfg), catalog: true}})
 }
 
 // memberSettings are what a catalog's members take from it: its
@@ -61,6 +61,7 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 		h.cats.members = map[string]map[string]bool{}
 	}
 	have := h.cats.members[catalog]
+	changes := map[string]*member{}
 	for o := range want {
 		if have[o] {
 			continue
@@ -72,18 +73,23 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 		}
 		cfg := settings
 		cfg.Origin, cfg.Store, cfg.File = o, h.store, store.file(o)
-		h.addSecondary(cfg)
-		log.Infof("Catalog zone %q: member zone %q added", catalog, o)
+		changes[o] = h.secondaryMember(cfg)
 	}
+	var gone []string
 	for o := range have {
 		if !want[o] {
-			h.secs.put(o, nil)
-			h.store.Remove(o)
-			h.removed(o)
-			store.drop(o)
-			log.Infof("Catalog zone %q: member zone %q removed", catalog, o)
+			changes[o] = nil
+			gone = append(gone, o)
 		}
 	}
+	h.secs.put(changes)
+	for _, o := range gone {
+		h.store.Remove(o)
+		h.removed(o)
+		store.drop(o)
+	}
+	logMembers(catalog, len(changes)-len(gone), "added", want, have)
+	logMembers(catalog, len(gone), "removed", have, want)
 	h.cats.members[catalog] = want
 }
 
@@ -132,11 +138,27 @@ func (h *Handler) keepMembers(catalog secondary.Config, store storage, members [
 		h.cats.members = map[string]map[string]bool{}
 	}
 	have := map[string]bool{}
+	changes := map[string]*member{}
 	for _, o := range members {
 		cfg := memberSettings(catalog)
 		cfg.Origin, cfg.Store, cfg.File = o, h.store, store.file(o)
-		h.addSecondary(cfg)
+		changes[o] = h.secondaryMember(cfg)
 		have[o] = true
 	}
+	h.secs.put(changes)
 	h.cats.members[catalog.Origin] = have
+}
+
+// logMembers logs the n member zones in one set and not the other: each
+// by name where they are few, their count where a catalog brought many.
+func logMembers(catalog string, n int, what string, in, notIn map[string]bool) {
+	if n > 10 {
+		log.Infof("Catalog zone %q: %d member zones %s", catalog, n, what)
+		return
+	}
+	for o := range in {
+		if !notIn[o] {
+			log.Infof("Catalog zone %q: member zone %q %s", catalog, o, what)
+		}
+	}
 }

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/coredns/coredns/plugin"
 	"github.com/coredns/coredns/plugin/tsig"
 	"github.com/miekg/dns"
 
@@ -16,18 +15,24 @@ import (
 	"github.com/ontimedns/ontime/zonestore/secondary"
 )
 
+// transfersDefault is how many refreshes (an SOA query, and a transfer if
+// the primary has news) of the block's secondary zones run at once,
+// without `transfers N`: BIND's transfers-in.
+const transfersDefault = 10
+
 // secondaries is the block's secondary zones (catalog zones among them).
 // Queries read the set without a lock (a copy-on-write map); catalog
-// zones change it as they learn of member zones.
+// zones change it as they learn of member zones. Once started, their
+// refreshes run on a Scheduler of `transfers` workers.
 type secondaries struct {
 	mu      sync.Mutex
 	set     atomic.Pointer[map[string]*member]
-	running bool // started: members added from now on start at once
+	workers int                  // transfers: refreshes at once
+	sched   *secondary.Scheduler // nil before start and after stopAll
 }
 
 type member struct {
 	zone    *secondary.Zone
-	stop    chan struct{}
 	catalog bool // a catalog zone: kept, not served
 }
 
@@ -40,49 +45,62 @@ func (s *secondaries) load() map[string]*member {
 
 func (s *secondaries) get(origin string) *member { return s.load()[origin] }
 
-// put adds or removes (m nil) the zone of origin, starting or stopping it.
-func (s *secondaries) put(origin string, m *member) {
+// put adds zones, or removes those whose member is nil, by origin, in one
+// copy of the set: a catalog's version of 10,000 members is one change,
+// not 10,000 copies of a growing map. A zone added is scheduled before
+// the set that holds it is published, so a NOTIFY finds it scheduled.
+func (s *secondaries) put(changes map[string]*member) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	next := make(map[string]*member, len(s.load())+1)
+	next := make(map[string]*member, len(s.load())+len(changes))
 	for o, x := range s.load() {
 		next[o] = x
 	}
-	if old := next[origin]; old != nil && m == nil {
-		close(old.stop)
-		delete(next, origin)
-	}
-	if m != nil {
-		next[origin] = m
-		if s.running {
-			go m.zone.Run(m.stop)
+	for origin, m := range changes {
+		if old := next[origin]; old != nil {
+			if s.sched != nil {
+				s.sched.Remove(old.zone)
+			}
+			delete(next, origin)
+		}
+		if m != nil {
+			next[origin] = m
+			if s.sched != nil {
+				s.sched.Add(m.zone)
+			}
 		}
 	}
 	s.set.Store(&next)
 }
 
-// start runs every zone; stopAll stops them.
+// start schedules every zone; stopAll stops them.
 func (s *secondaries) start() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.running = true
+	s.sched = secondary.NewScheduler(s.workers)
 	for _, m := range s.load() {
-		go m.zone.Run(m.stop)
+		s.sched.Add(m.zone)
 	}
 }
 
 func (s *secondaries) stopAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.running = false
-	for _, m := range s.load() {
-		close(m.stop)
+	if s.sched != nil {
+		s.sched.Stop()
+		s.sched = nil
 	}
 	s.set.Store(nil)
 }
 
 // addSecondary adds a zone kept by transfers from its primaries.
 func (h *Handler) addSecondary(cfg secondary.Config) {
+	h.secs.put(map[string]*member{cfg.Origin: h.secondaryMember(cfg)})
+}
+
+// secondaryMember makes the member of a zone kept by transfers from its
+// primaries, for put.
+func (h *Handler) secondaryMember(cfg secondary.Config) *member {
 	origin := cfg.Origin
 	cfg.Logf = log.Warningf
 	cfg.Events = transferEvents(origin, func(kind string, err error) {
@@ -99,7 +117,7 @@ func (h *Handler) addSecondary(cfg secondary.Config) {
 		}
 		log.Infof("Transferred zone %q (%s): serial %d, generation %d", origin, kind, z.Serial(), z.Generation())
 	})
-	h.secs.put(origin, &member{zone: secondary.New(cfg), stop: make(chan struct{})})
+	return &member{zone: secondary.New(cfg)}
 }
 
 // transferEvents counts a zone's refreshes (transfers_total, and a failure
@@ -185,12 +203,25 @@ func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 
 // pendingSecondary returns the secondary zone qname falls in, if it has
 // not been transferred yet: such a query gets SERVFAIL, not a referral
-// elsewhere.
+// elsewhere. It is asked only where no zone served holds qname, so the
+// nearest secondary zone above it, if any, is the one: one map lookup a
+// label, however many zones a catalog brought.
 func (h *Handler) pendingSecondary(qname string) *secondary.Zone {
-	for origin, m := range h.secs.load() {
-		if !m.catalog && plugin.Name(origin).Matches(strings.ToLower(qname)) && !m.zone.Loaded() {
+	set := h.secs.load()
+	if len(set) == 0 {
+		return nil
+	}
+	name := strings.ToLower(dns.Fqdn(qname))
+	for off, end := 0, false; !end; off, end = dns.NextLabel(name, off) {
+		if m := set[name[off:]]; m != nil && !m.catalog {
+			if m.zone.Loaded() {
+				return nil
+			}
 			return m.zone
 		}
+	}
+	if m := set["."]; m != nil && !m.catalog && !m.zone.Loaded() {
+		return m.zone
 	}
 	return nil
 }

@@ -79,6 +79,7 @@ func setup(c *caddy.Controller) error {
 // zones transferred from primaries once the server starts.
 func parse(c *caddy.Controller) (*Handler, error) {
 	h := &Handler{store: zonestore.NewStore(), history: &history{}}
+	h.secs.workers = transfersDefault
 	config := dnsserver.GetConfig(c)
 	// After a Corefile reload: the block's store, and what its sources read.
 	prev := carriedFor(blockKey(c))
@@ -97,6 +98,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		var secs, cats []secondary.Config
 		var tsig *secondary.TSIG
 		var store storage
+		transfers := false
 		for c.NextBlock() {
 			switch c.Val() {
 			case "fallthrough":
@@ -203,6 +205,16 @@ func parse(c *caddy.Controller) (*Handler, error) {
 					return nil, c.Errf("storage %q: %v", dir, err)
 				}
 				store = s
+			case "transfers": // transfers N: refreshes of the block's secondary zones at once
+				t := c.RemainingArgs()
+				if len(t) != 1 {
+					return nil, c.ArgErr()
+				}
+				n, err := strconv.Atoi(t[0])
+				if err != nil || n < 1 || n > 1000 {
+					return nil, c.Errf("transfers %q: a number of refreshes at once from 1 to 1000 is expected", t[0])
+				}
+				h.secs.workers, transfers = n, true
 			case "tsig": // tsig NAME SECRET [ALGORITHM], for the secondaries' transfers
 				t := c.RemainingArgs()
 				if len(t) != 2 && len(t) != 3 {
@@ -235,6 +247,9 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		}
 		if store != "" && len(secs) == 0 {
 			return nil, c.Err("storage is for the secondary and catalog zones of the block, and it has none")
+		}
+		if transfers && len(secs) == 0 {
+			return nil, c.Err("transfers is for the secondary and catalog zones of the block, and it has none")
 		}
 		if tsig != nil {
 			// The server's reader verifies a signed message before the

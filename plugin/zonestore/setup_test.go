@@ -119,10 +119,12 @@ func TestSetupTakesAutoDirectorySyntax(t *testing.T) {
 	}
 }
 
-// TestSetupTakesSecondaries: `secondary ZONE PRIMARY...` and `tsig NAME
-// SECRET [ALGORITHM]`; nothing is transferred before the server starts.
+// TestSetupTakesSecondaries: `secondary ZONE PRIMARY...`, `tsig NAME
+// SECRET [ALGORITHM]` and `transfers N`; nothing is transferred before
+// the server starts, and a name of a zone not yet transferred is known
+// as pending, however deep and in whatever case.
 func TestSetupTakesSecondaries(t *testing.T) {
-	c := caddy.NewTestController("dns", "zonestore {\n secondary example.org 127.0.0.1:5300 [::1]\n secondary example.net 192.0.2.1\n catalog catalog.invalid 192.0.2.1\n tsig xfr. c2VjcmV0 hmac-sha512\n}")
+	c := caddy.NewTestController("dns", "zonestore {\n secondary example.org 127.0.0.1:5300 [::1]\n secondary example.net 192.0.2.1\n catalog catalog.invalid 192.0.2.1\n tsig xfr. c2VjcmV0 hmac-sha512\n transfers 4\n}")
 	c.ServerBlockKeys = []string{"."}
 	h, err := parse(c)
 	if err != nil {
@@ -134,12 +136,23 @@ func TestSetupTakesSecondaries(t *testing.T) {
 	if !h.serves("example.net.") || h.serves("catalog.invalid.") || h.pendingSecondary("www.example.org.") == nil || h.pendingSecondary("example.com.") != nil {
 		t.Fatal("a secondary not yet transferred is not known as the block's")
 	}
+	if h.pendingSecondary("a.b.WWW.Example.ORG.") != h.secs.get("example.org.").zone || h.pendingSecondary("example.net.") != h.secs.get("example.net.").zone ||
+		h.pendingSecondary("x.catalog.invalid.") != nil || h.pendingSecondary(".") != nil || h.pendingSecondary("org.") != nil {
+		t.Fatal("pendingSecondary: the zone above a name, not yet transferred")
+	}
+	if h.secs.workers != 4 {
+		t.Fatalf("transfers 4: %d workers", h.secs.workers)
+	}
 	for _, bad := range []string{
 		"zonestore {\n secondary example.org\n}",                       // no primary
 		"zonestore {\n secondary example.org 127.0.0.1:x\n}",           // bad address
 		"zonestore {\n secondary example.org 127.0.0.1\n tsig xfr.\n}", // no secret
 		"zonestore {\n tsig xfr. c2VjcmV0\n}",                          // tsig without secondaries
 		"zonestore {\n secondary bad..name 127.0.0.1\n}",               // not a zone
+		"zonestore {\n secondary example.org 127.0.0.1\n transfers\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n transfers 0\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n transfers many\n}",
+		"zonestore {\n directory " + t.TempDir() + "\n transfers 4\n}", // no secondary zone
 	} {
 		c := caddy.NewTestController("dns", bad)
 		c.ServerBlockKeys = []string{"."}

@@ -65,9 +65,9 @@ const (
 // Zone is one secondary zone.
 type Zone struct {
 	cfg    Config
-	notify chan struct{}
 	lastOK atomic.Int64 // unix nanoseconds of the last good refresh, or of New
 	saved  savedCopy
+	slot   slot // its place in the Scheduler that refreshes it
 }
 
 // New returns a secondary zone; Run keeps it.
@@ -82,7 +82,7 @@ func New(cfg Config) *Zone {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	z := &Zone{cfg: cfg, notify: make(chan struct{}, 1)}
+	z := &Zone{cfg: cfg}
 	// A version may be held already (carried over a Corefile reload): its
 	// expire timer starts now, not at a refresh nobody remembers.
 	z.lastOK.Store(time.Now().UnixNano())
@@ -108,11 +108,12 @@ func (s *Zone) IsPrimary(ip net.IP) bool {
 	return false
 }
 
-// Notify asks for a refresh now; it never blocks.
+// Notify asks for a refresh as soon as a worker of its Scheduler is free
+// (once the one under way has finished, if one is); it never blocks.
 func (s *Zone) Notify() {
-	select {
-	case s.notify <- struct{}{}:
-	default:
+	// The slot's Scheduler is set before the zone can be found to notify.
+	if q := s.slot.sched; q != nil {
+		q.notify(s)
 	}
 }
 
@@ -126,45 +127,47 @@ const (
 	maxFirst   = 30 * time.Second
 )
 
-// Run refreshes the zone until stop is closed: at once, then at the SOA's
-// refresh interval after a success and its retry interval after a failure,
-// and whenever Notify is called.
-func (s *Zone) Run(stop <-chan struct{}) {
-	if s.cfg.File != "" && s.cfg.Store.Get(s.cfg.Origin) == nil {
-		s.restore()
+// step is one turn of the zone on a worker of its Scheduler: its saved
+// copy loaded, the first time; a refresh; the expiry checked and its
+// timer set. It returns the wait before the next: the SOA's refresh
+// interval after a success, its retry interval after a failure, and before
+// any version a backoff from firstRetry to maxFirst.
+func (s *Zone) step() time.Duration {
+	if !s.slot.started {
+		s.slot.started = true
+		if s.cfg.File != "" && s.cfg.Store.Get(s.cfg.Origin) == nil {
+			s.restore()
+		}
 	}
-	wait := firstRetry
-	for {
-		err := s.Refresh()
-		cur := s.cfg.Store.Get(s.cfg.Origin)
-		switch {
-		case cur == nil:
-			wait = min(wait*2, maxFirst)
-			if err == nil {
-				wait = firstRetry
-			}
-		case err == nil:
-			wait = time.Duration(cur.SOA().Refresh) * time.Second
-		default:
-			wait = time.Duration(cur.SOA().Retry) * time.Second
+	err := s.Refresh()
+	cur := s.cfg.Store.Get(s.cfg.Origin)
+	var wait time.Duration
+	switch {
+	case cur == nil:
+		s.slot.backoff = min(s.slot.backoff*2, maxFirst)
+		if err == nil {
+			s.slot.backoff = firstRetry
 		}
-		if cur != nil {
-			s.checkExpiry(cur)
-			// Wake for the expiry too, if it comes before the next try.
-			if left := s.expiresIn(cur); left > 0 && left < wait {
-				wait = left
-			}
+		wait = s.slot.backoff
+	case err == nil:
+		wait = time.Duration(cur.SOA().Refresh) * time.Second
+	default:
+		wait = time.Duration(cur.SOA().Retry) * time.Second
+	}
+	if cur != nil {
+		s.checkExpiry(cur)
+		if left := s.expiresIn(cur); left > 0 {
+			s.slot.expiry.Reset(left)
 		}
-		wait = max(wait, 100*time.Millisecond)
-		t := time.NewTimer(wait)
-		select {
-		case <-stop:
-			t.Stop()
-			return
-		case <-s.notify:
-			t.Stop()
-		case <-t.C:
-		}
+	}
+	return max(wait, 100*time.Millisecond)
+}
+
+// expire is the expiry timer's: the SOA expire may have passed since the
+// last good refresh.
+func (s *Zone) expire() {
+	if cur := s.cfg.Store.Get(s.cfg.Origin); cur != nil {
+		s.checkExpiry(cur)
 	}
 }
 

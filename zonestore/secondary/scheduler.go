@@ -1,0 +1,209 @@
+package secondary
+
+import (
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// A goroutine a zone, each asleep on its own timer, made every secondary
+// zone cost a goroutine's stack for nothing most of its life, and let
+// every zone refresh at once: a catalog of 10,000 members, read at start,
+// sent its primary 10,000 transfers in the same instant, and a primary
+// that came back after an outage met every zone's retry together.
+// Knot and BIND run refreshes off a queue, on a few workers (BIND's
+// transfers-in, 10 by default). So does the Scheduler: a zone waits on a
+// runtime timer (no goroutine), which puts it on one queue when it is due;
+// a fixed number of workers take zones off the queue in order and refresh
+// them one at a time. The SOA expire is a timer of its own, which fires
+// on time however long the queue is: a zone's expiry never waits behind
+// other zones' transfers. A refresh is scheduled at its interval less up
+// to a tenth, at random, so zones that refreshed together drift apart.
+
+// Scheduler refreshes the zones added to it on a fixed number of workers.
+type Scheduler struct {
+	mu     sync.Mutex
+	queue  []*Zone // due, in the order they came due
+	zones  map[*Zone]struct{}
+	ready  chan struct{} // a hint: the queue may hold a zone
+	stop   chan struct{}
+	closed bool
+}
+
+// slot is a zone's place in its Scheduler, under the Scheduler's lock.
+type slot struct {
+	sched   *Scheduler
+	timer   *time.Timer // the next refresh: queues the zone
+	expiry  *time.Timer // the SOA expire since the last good refresh
+	queued  bool
+	busy    bool // a worker is refreshing it
+	again   bool // notified while busy: queued again when done
+	removed bool
+	started bool          // its saved copy, if any, was looked for
+	backoff time.Duration // before a first version: the wait after the last try
+}
+
+// NewScheduler starts workers (at least one) that refresh zones as they
+// come due.
+func NewScheduler(workers int) *Scheduler {
+	q := &Scheduler{zones: map[*Zone]struct{}{}, ready: make(chan struct{}, 1), stop: make(chan struct{})}
+	for range max(workers, 1) {
+		go q.work()
+	}
+	return q
+}
+
+// Add schedules z: refreshed at once (after its saved copy is loaded, if
+// it has one), then at the SOA's timers and on Notify, until Remove.
+func (q *Scheduler) Add(z *Zone) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed || z.slot.sched != nil {
+		return
+	}
+	z.slot = slot{sched: q, backoff: firstRetry}
+	z.slot.timer = time.AfterFunc(time.Hour, func() { q.due(z) })
+	z.slot.timer.Stop()
+	z.slot.expiry = time.AfterFunc(time.Hour, z.expire)
+	z.slot.expiry.Stop()
+	q.zones[z] = struct{}{}
+	q.enqueue(z)
+}
+
+// Remove stops refreshing z; a refresh under way finishes.
+func (q *Scheduler) Remove(z *Zone) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.remove(z)
+}
+
+func (q *Scheduler) remove(z *Zone) {
+	if z.slot.sched != q || z.slot.removed {
+		return
+	}
+	z.slot.removed = true
+	z.slot.timer.Stop()
+	z.slot.expiry.Stop()
+	delete(q.zones, z)
+}
+
+// Stop removes every zone and stops the workers. It does not wait for the
+// refreshes under way (a transfer may take long): each finishes, and may
+// publish its version, as one would have before Stop.
+func (q *Scheduler) Stop() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.closed {
+		return
+	}
+	q.closed = true
+	for z := range q.zones {
+		q.remove(z)
+	}
+	q.queue = nil
+	close(q.stop)
+}
+
+// Queued returns how many zones are due and waiting for a worker.
+func (q *Scheduler) Queued() int {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.queue)
+}
+
+// due is the timer's: z's refresh is due.
+func (q *Scheduler) due(z *Zone) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !z.slot.removed && !z.slot.busy {
+		q.enqueue(z)
+	}
+}
+
+// notify refreshes z as soon as a worker is free: now, or once the
+// refresh under way has finished.
+func (q *Scheduler) notify(z *Zone) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	switch {
+	case z.slot.removed:
+	case z.slot.busy:
+		z.slot.again = true
+	default:
+		z.slot.timer.Stop()
+		q.enqueue(z)
+	}
+}
+
+// enqueue puts z on the queue, once.
+func (q *Scheduler) enqueue(z *Zone) {
+	if z.slot.queued || q.closed {
+		return
+	}
+	z.slot.queued = true
+	q.queue = append(q.queue, z)
+	select {
+	case q.ready <- struct{}{}:
+	default:
+	}
+}
+
+// next takes the first zone of the queue that is still scheduled, and
+// marks it busy; nil when the queue is empty.
+func (q *Scheduler) next() *Zone {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.queue) > 0 {
+		z := q.queue[0]
+		q.queue[0] = nil
+		q.queue = q.queue[1:]
+		z.slot.queued = false
+		if z.slot.removed {
+			continue
+		}
+		z.slot.busy = true
+		if len(q.queue) > 0 { // for another worker
+			select {
+			case q.ready <- struct{}{}:
+			default:
+			}
+		}
+		return z
+	}
+	q.queue = nil // let the backing array go
+	return nil
+}
+
+func (q *Scheduler) work() {
+	for {
+		z := q.next()
+		if z == nil {
+			select {
+			case <-q.ready:
+				continue
+			case <-q.stop:
+				return
+			}
+		}
+		wait := z.step()
+		q.mu.Lock()
+		z.slot.busy = false
+		switch {
+		case z.slot.removed:
+		case z.slot.again:
+			z.slot.again = false
+			q.enqueue(z)
+		default:
+			z.slot.timer.Reset(jitter(wait))
+		}
+		q.mu.Unlock()
+	}
+}
+
+// jitter is d less up to a tenth of it, at random.
+func jitter(d time.Duration) time.Duration {
+	if d < 10*time.Second {
+		return d
+	}
+	return d - rand.N(d/10)
+}

@@ -1,0 +1,162 @@
+package secondary
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
+)
+
+// zonesPrimary is a real DNS server on 127.0.0.1 serving any zone asked
+// for (SOA refresh 3600, retry 1, expire as set), counting the queries it
+// is answering at once, and holding the answers for a zone whose gate is
+// set until the gate is closed. A query counts from its arrival until its
+// answer is about to be sent.
+type zonesPrimary struct {
+	addr           string
+	expire         int
+	inFlight, most atomic.Int32
+	mu             sync.Mutex
+	gates          map[string]chan struct{}
+	asked          map[string]int
+}
+
+func startZonesPrimary(t *testing.T, expire int) *zonesPrimary {
+	t.Helper()
+	p := &zonesPrimary{expire: expire, gates: map[string]chan struct{}{}, asked: map[string]int{}}
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		n := p.inFlight.Add(1)
+		for m := p.most.Load(); n > m && !p.most.CompareAndSwap(m, n); m = p.most.Load() {
+		}
+		origin := r.Question[0].Name
+		p.mu.Lock()
+		p.asked[origin]++
+		gate := p.gates[origin]
+		p.mu.Unlock()
+		if gate != nil {
+			<-gate
+		}
+		time.Sleep(20 * time.Millisecond) // long enough for refreshes to overlap, were they let
+		// No longer counted once the answer is on its way: the client's
+		// next query may then arrive before this handler has returned.
+		p.inFlight.Add(-1)
+		soa := fmt.Sprintf("%s 300 SOA ns1.%[1]s h.%[1]s 1 3600 1 %d 300", origin, p.expire)
+		zone := []string{soa, origin + " 300 NS ns1." + origin, "ns1." + origin + " 300 A 192.0.2.53", soa}
+		if r.Question[0].Qtype == dns.TypeSOA {
+			m := new(dns.Msg)
+			m.SetReply(r)
+			m.Answer = rrs(t, soa)
+			w.WriteMsg(m)
+			return
+		}
+		ch := make(chan *dns.Envelope, 1)
+		ch <- &dns.Envelope{RR: rrs(t, zone...)}
+		close(ch)
+		new(dns.Transfer).Out(w, r, ch)
+		w.Hijack()
+		w.Close()
+	})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc, err := net.ListenPacket("udp", l.Addr().String())
+	if err != nil {
+		t.Skip("the TCP port's UDP twin is taken:", err)
+	}
+	p.addr = l.Addr().String()
+	udp, tcp := &dns.Server{PacketConn: pc, Handler: h}, &dns.Server{Listener: l, Handler: h}
+	go udp.ActivateAndServe()
+	go tcp.ActivateAndServe()
+	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
+	return p
+}
+
+func (p *zonesPrimary) askedFor(origin string) int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.asked[origin]
+}
+
+func waitFor(t *testing.T, what string, f func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(20 * time.Second); !f(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+// TestSchedulerBoundsRefreshes: 40 zones added at once are all
+// transferred, never more than the Scheduler's 3 workers' refreshes at
+// once at their primary; a NOTIFY refreshes a zone now, though its
+// refresh is an hour away; a zone removed is refreshed no more.
+func TestSchedulerBoundsRefreshes(t *testing.T) {
+	p := startZonesPrimary(t, 600)
+	store := zonestore.NewStore()
+	q := NewScheduler(3)
+	defer q.Stop()
+	var zones []*Zone
+	for i := range 40 {
+		z := New(Config{Origin: fmt.Sprintf("z%d.test.", i), Primaries: []string{p.addr}, Store: store})
+		zones = append(zones, z)
+		q.Add(z)
+	}
+	waitFor(t, "every zone transferred", func() bool {
+		for _, z := range zones {
+			if !z.Loaded() {
+				return false
+			}
+		}
+		return true
+	})
+	if most := p.most.Load(); most > 3 || most < 2 {
+		t.Errorf("at most %d queries at once at the primary, want 2 or 3 (the workers')", most)
+	}
+
+	before := p.askedFor("z7.test.")
+	zones[7].Notify()
+	waitFor(t, "the NOTIFY's SOA query", func() bool { return p.askedFor("z7.test.") > before })
+
+	q.Remove(zones[8])
+	before = p.askedFor("z8.test.")
+	zones[8].Notify()
+	zones[9].Notify() // a zone still scheduled, asked after z8 would have been
+	waitFor(t, "z9's SOA query", func() bool { return p.askedFor("z9.test.") > 1 })
+	if got := p.askedFor("z8.test."); got != before {
+		t.Errorf("a removed zone refreshed: %d queries, %d before", got, before)
+	}
+}
+
+// TestExpiryDoesNotWaitForAWorker: a zone's SOA expire passes on time
+// while the only worker is held by another zone's refresh.
+func TestExpiryDoesNotWaitForAWorker(t *testing.T) {
+	p := startZonesPrimary(t, 1)
+	store := zonestore.NewStore()
+	q := NewScheduler(1)
+	defer q.Stop()
+	short := New(Config{Origin: "short.test.", Primaries: []string{p.addr}, Store: store})
+	q.Add(short)
+	waitFor(t, "short.test transferred", short.Loaded)
+
+	// The primary now holds every answer for slow.test; slow.test takes
+	// the worker, and short.test's primary is gone.
+	gate := make(chan struct{})
+	p.mu.Lock()
+	p.gates["slow.test."] = gate
+	p.mu.Unlock()
+	defer close(gate)
+	short.cfg.Primaries = []string{"127.0.0.1:9"}
+	q.Add(New(Config{Origin: "slow.test.", Primaries: []string{p.addr}, Store: store}))
+	waitFor(t, "slow.test's refresh under way", func() bool { return p.askedFor("slow.test.") > 0 })
+	waitFor(t, "short.test to expire (1 s)", func() bool { return store.Get("short.test.").Expired() })
+	if p.inFlight.Load() != 1 { // slow.test's, held at its gate
+		t.Fatalf("slow.test's refresh no longer under way (%d queries): the test proves nothing", p.inFlight.Load())
+	}
+}
