@@ -47,39 +47,49 @@ func (s *secondaries) get(origin string) *member { return s.load()[origin] }
 
 // put adds zones, or removes those whose member is nil, by origin, in one
 // copy of the set: a catalog's version of 10,000 members is one change,
-// not 10,000 copies of a growing map. A zone added is scheduled before
-// the set that holds it is published, so a NOTIFY finds it scheduled.
+// not 10,000 copies of a growing map. The zones are scheduled after the
+// lock is let go: adding one loads its saved copy, and a catalog's copy
+// loaded adds its members here (a NOTIFY meanwhile finds a zone not yet
+// scheduled, and is dropped: the zone is refreshed as it is scheduled).
 func (s *secondaries) put(changes map[string]*member) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	next := make(map[string]*member, len(s.load())+len(changes))
 	for o, x := range s.load() {
 		next[o] = x
 	}
+	var added, removed []*secondary.Zone
 	for origin, m := range changes {
 		if old := next[origin]; old != nil {
-			if s.sched != nil {
-				s.sched.Remove(old.zone)
-			}
+			removed = append(removed, old.zone)
 			delete(next, origin)
 		}
 		if m != nil {
 			next[origin] = m
-			if s.sched != nil {
-				s.sched.Add(m.zone)
-			}
+			added = append(added, m.zone)
 		}
 	}
 	s.set.Store(&next)
+	sched := s.sched
+	s.mu.Unlock()
+	if sched != nil {
+		for _, z := range removed {
+			sched.Remove(z)
+		}
+		for _, z := range added {
+			sched.Add(z)
+		}
+	}
 }
 
 // start schedules every zone; stopAll stops them.
 func (s *secondaries) start() {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.sched = secondary.NewScheduler(s.workers)
-	for _, m := range s.load() {
-		s.sched.Add(m.zone)
+	sched := secondary.NewScheduler(s.workers)
+	s.sched = sched
+	set := s.load()
+	s.mu.Unlock()
+	for _, m := range set {
+		sched.Add(m.zone)
 	}
 }
 

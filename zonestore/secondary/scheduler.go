@@ -39,7 +39,6 @@ type slot struct {
 	busy    bool // a worker is refreshing it
 	again   bool // notified while busy: queued again when done
 	removed bool
-	started bool          // its saved copy, if any, was looked for
 	backoff time.Duration // before a first version: the wait after the last try
 }
 
@@ -53,19 +52,27 @@ func NewScheduler(workers int) *Scheduler {
 	return q
 }
 
-// Add schedules z: refreshed at once (after its saved copy is loaded, if
-// it has one), then at the SOA's timers and on Notify, until Remove.
+// Add schedules z: refreshed at once, then at the SOA's timers and on
+// Notify, until Remove. Its saved copy, if it has one and holds no version
+// yet, is loaded here, before its first turn: behind primaries that do
+// not answer, each turn may hold a worker for the query's timeout, and a
+// copy loaded on a worker would wait for them, unserved.
 func (q *Scheduler) Add(z *Zone) {
+	if z.cfg.File != "" && z.cfg.Store.Get(z.cfg.Origin) == nil {
+		z.restore()
+	}
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed || z.slot.sched != nil {
 		return
 	}
 	z.slot = slot{sched: q, backoff: firstRetry}
+	z.sched.Store(q)
 	z.slot.timer = time.AfterFunc(time.Hour, func() { q.due(z) })
 	z.slot.timer.Stop()
 	z.slot.expiry = time.AfterFunc(time.Hour, z.expire)
 	z.slot.expiry.Stop()
+	z.armExpiry() // for a version held already, restored or carried
 	q.zones[z] = struct{}{}
 	q.enqueue(z)
 }

@@ -160,3 +160,39 @@ func TestExpiryDoesNotWaitForAWorker(t *testing.T) {
 		t.Fatalf("slow.test's refresh no longer under way (%d queries): the test proves nothing", p.inFlight.Load())
 	}
 }
+
+// TestSavedCopyDoesNotWaitForAWorker: a zone with a saved copy is served
+// from it as soon as it is added, though the only worker is held by
+// another zone's refresh (behind primaries that do not answer, each
+// refresh holds a worker for its timeout).
+func TestSavedCopyDoesNotWaitForAWorker(t *testing.T) {
+	p := startZonesPrimary(t, 600)
+	gate := make(chan struct{})
+	p.mu.Lock()
+	p.gates["slow.test."] = gate
+	p.mu.Unlock()
+	defer close(gate)
+	q := NewScheduler(1)
+	defer q.Stop()
+	store := zonestore.NewStore()
+	q.Add(New(Config{Origin: "slow.test.", Primaries: []string{p.addr}, Store: store}))
+	waitFor(t, "slow.test's refresh under way", func() bool { return p.askedFor("slow.test.") > 0 })
+
+	// example.test's copy, as a transfer would have saved it.
+	b, _ := zonestore.NewBuilder("example.test.", "")
+	for _, rr := range zoneV(t, "5", "www.example.test. 300 A 192.0.2.5")[:4] {
+		b.Add(rr, 0)
+	}
+	z, err := b.Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := t.TempDir() + "/example.test.zone"
+	if err := save(file, z); err != nil {
+		t.Fatal(err)
+	}
+	q.Add(New(Config{Origin: "example.test.", Primaries: []string{p.addr}, Store: store, File: file}))
+	if got := answer(store, "www.example.test."); got != "192.0.2.5" {
+		t.Fatalf("the saved copy, once added: www %s", got)
+	}
+}

@@ -67,7 +67,8 @@ type Zone struct {
 	cfg    Config
 	lastOK atomic.Int64 // unix nanoseconds of the last good refresh, or of New
 	saved  savedCopy
-	slot   slot // its place in the Scheduler that refreshes it
+	slot   slot                      // its place in the Scheduler that refreshes it
+	sched  atomic.Pointer[Scheduler] // that Scheduler, for Notify; nil before Add
 }
 
 // New returns a secondary zone; Run keeps it.
@@ -111,8 +112,7 @@ func (s *Zone) IsPrimary(ip net.IP) bool {
 // Notify asks for a refresh as soon as a worker of its Scheduler is free
 // (once the one under way has finished, if one is); it never blocks.
 func (s *Zone) Notify() {
-	// The slot's Scheduler is set before the zone can be found to notify.
-	if q := s.slot.sched; q != nil {
+	if q := s.sched.Load(); q != nil {
 		q.notify(s)
 	}
 }
@@ -127,18 +127,12 @@ const (
 	maxFirst   = 30 * time.Second
 )
 
-// step is one turn of the zone on a worker of its Scheduler: its saved
-// copy loaded, the first time; a refresh; the expiry checked and its
-// timer set. It returns the wait before the next: the SOA's refresh
-// interval after a success, its retry interval after a failure, and before
-// any version a backoff from firstRetry to maxFirst.
+// step is one turn of the zone on a worker of its Scheduler: a refresh,
+// then the expiry checked and its timer set. It returns the wait before
+// the next: the SOA's refresh interval after a success, its retry
+// interval after a failure, and before any version a backoff from
+// firstRetry to maxFirst.
 func (s *Zone) step() time.Duration {
-	if !s.slot.started {
-		s.slot.started = true
-		if s.cfg.File != "" && s.cfg.Store.Get(s.cfg.Origin) == nil {
-			s.restore()
-		}
-	}
 	err := s.Refresh()
 	cur := s.cfg.Store.Get(s.cfg.Origin)
 	var wait time.Duration
@@ -154,13 +148,21 @@ func (s *Zone) step() time.Duration {
 	default:
 		wait = time.Duration(cur.SOA().Retry) * time.Second
 	}
-	if cur != nil {
-		s.checkExpiry(cur)
-		if left := s.expiresIn(cur); left > 0 {
-			s.slot.expiry.Reset(left)
-		}
-	}
+	s.armExpiry()
 	return max(wait, 100*time.Millisecond)
+}
+
+// armExpiry marks the version held expired if its SOA expire has passed
+// since the last good refresh, or sets the expiry timer for when it will.
+func (s *Zone) armExpiry() {
+	cur := s.cfg.Store.Get(s.cfg.Origin)
+	if cur == nil {
+		return
+	}
+	s.checkExpiry(cur)
+	if left := s.expiresIn(cur); left > 0 {
+		s.slot.expiry.Reset(left)
+	}
 }
 
 // expire is the expiry timer's: the SOA expire may have passed since the
