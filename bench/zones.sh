@@ -14,7 +14,12 @@
 # the issue's chain, prometheus, codel, fastpack and zonestore, over the
 # same directory; "lookup": the full chain keeping no answers, `replay 0`,
 # so that every query is looked up, as Knot looks each one up); KEEP_ZONES=1
-# keeps the zones written by the last run.
+# keeps the zones written by the last run. "secondary" and "knot-secondary"
+# take the zones by transfer instead: a Knot on CPU 1 serves them all and
+# a catalog zone (RFC 9432) that names them, and ontime (the issue's
+# chain, `catalog`, its `transfers` workers) or Knot (`catalog-role:
+# interpret`, one background worker) follows the catalog; "load" is then
+# the time until every zone of the sample is transferred.
 #
 # Bounded: each server is given LOAD_TIMEOUT seconds to load and one run of
 # SECONDS_PER_RUN; each is killed when measured.
@@ -37,8 +42,11 @@ records=$((ZONES * 10))
 awk -v n="$ZONES" 'BEGIN { srand(3); for (i = 0; i < 200; i++) printf "www.z%d.test.\n", int(rand() * n); printf "www.z%d.test.\n", n - 1 }' > "$out/sample.txt"
 
 port=15400
+primary_port=$((port + 10))
 pid=
-trap '[ -n "$pid" ] && kill $pid 2>/dev/null || true' EXIT
+primary_pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; [ -n "$primary_pid" ] && kill $primary_pid 2>/dev/null || true' EXIT
+user=; [ "$(id -u)" = 0 ] && user="    user: root:root"
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$1/status"; } # KiB
 now() { date +%s.%N; }
 # loaded: every name of the sample answers with an address.
@@ -66,21 +74,50 @@ measure() { # name
 }
 : > "$out/results.tsv"
 
-# ontime_server name plugins [option]: an empty server first, for the
-# memory a zone adds, then the zones; plugins go before zonestore, option
-# inside its block.
+# ontime_server name plugins [option [source]]: an empty server first, for
+# the memory a zone adds, then the zones; plugins go before zonestore,
+# option inside its block, and source in place of the zones' directory.
 ontime_server() {
 mkdir -p "$out/empty"
 printf ".:$port {\n    bind 127.0.0.1\n$2    zonestore {\n        directory $PWD/$out/empty\n        reload 0\n${3:-}    }\n}\n" > "$out/Corefile.empty"
 GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile.empty" -quiet > "$out/$1-empty.log" 2>&1 &
 pid=$!; sleep 2; empty=$(rss $pid); kill $pid; wait $pid 2>/dev/null || true; pid=
-printf ".:$port {\n    bind 127.0.0.1\n$2    zonestore {\n        directory $PWD/$out/zones\n        reload 0\n${3:-}    }\n}\n" > "$out/Corefile"
+source="${4:-        directory $PWD/$out/zones\n        reload 0\n}"
+printf ".:$port {\n    bind 127.0.0.1\n$2    zonestore {\n$source${3:-}    }\n}\n" > "$out/Corefile"
 start=$(now)
 GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile" -quiet > "$out/$1.log" 2>&1 &
 pid=$!
 measure "$1"
 }
 run_ontime() { ontime_server ontime ""; }
+
+# The secondaries' primary: Knot on CPU 1 (the load's, idle while they
+# transfer), every zone and the catalog zone naming them, started once.
+start_primary() {
+	[ -n "$primary_pid" ] && return
+	rm -rf "$out/primary"; mkdir -p "$out/primary"
+	{ printf '$ORIGIN catalog.invalid.\n$TTL 0\n@ SOA invalid. invalid. 1 3600 600 2419200 0\n@ NS invalid.\nversion TXT "2"\n'
+	  awk '/domain:/ { printf "m%d.zones PTR %s.\n", n++, $3 }' "$out/zones.knot.conf"; } > "$out/primary/catalog.invalid.zone"
+	{ printf "server:\n    listen: 127.0.0.1@$primary_port\n    rundir: $PWD/$out/primary\n$user\n"
+	  printf "log:\n  - target: stderr\n    any: warning\n"
+	  printf "database:\n    storage: $PWD/$out/primary\n"
+	  printf "acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n"
+	  printf "template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n    acl: xfr\n"
+	  cat "$out/zones.knot.conf"
+	  printf "  - domain: catalog.invalid\n    file: $PWD/$out/primary/catalog.invalid.zone\n"; } > "$out/primary.conf"
+	taskset -c 1 knotd -c "$out/primary.conf" > "$out/primary.log" 2>&1 &
+	primary_pid=$!
+	last=$(awk '/domain:/ { d = $3 } END { print d }' "$out/zones.knot.conf")
+	for _ in $(seq $((LOAD_TIMEOUT * 5))); do
+		[ "$(dig +time=1 +tries=1 +short @127.0.0.1 -p $primary_port "$last" SOA 2>/dev/null)" != "" ] && return
+		sleep 0.2
+	done
+	echo "the primary did not load in ${LOAD_TIMEOUT}s" >&2; exit 1
+}
+run_secondary() {
+	start_primary
+	ontime_server secondary "    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n" "" "        catalog catalog.invalid 127.0.0.1:$primary_port\n"
+}
 run_full() { ontime_server full "    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n"; }
 run_lookup() { ontime_server lookup "    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n" "        replay 0\n"; }
 
@@ -106,7 +143,28 @@ taskset -c 0 knotd -c "$out/knot.conf" > "$out/knot.log" 2>&1 &
 pid=$!
 measure knot
 }
+run_knot-secondary() {
+start_primary
+rm -rf "$out/knot"; mkdir -p "$out/knot"
+base() {
+	printf "server:\n    listen: 127.0.0.1@$port\n    rundir: $PWD/$out/knot\n    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n$user\n"
+	printf "log:\n  - target: stderr\n    any: warning\n"
+	printf "database:\n    storage: $PWD/$out/knot\n"
+	printf "remote:\n  - id: primary\n    address: 127.0.0.1@$primary_port\n"
+	printf "template:\n  - id: default\n    zonefile-sync: -1\n    journal-content: none\n  - id: member\n    master: primary\n    zonefile-sync: -1\n    journal-content: none\n"
+}
+{ base; printf "zone:\n  - domain: empty.invalid\n    master: primary\n"; } > "$out/knot.empty.conf"
+taskset -c 0 knotd -c "$out/knot.empty.conf" > "$out/knot-empty.log" 2>&1 &
+pid=$!; sleep 2; empty=$(rss $pid); kill $pid; wait $pid 2>/dev/null || true; pid=
+rm -rf "$out/knot"; mkdir -p "$out/knot"
+{ base; printf "zone:\n  - domain: catalog.invalid\n    master: primary\n    catalog-role: interpret\n    catalog-template: member\n"; } > "$out/knot.conf"
+start=$(now)
+taskset -c 0 knotd -c "$out/knot.conf" > "$out/knot.log" 2>&1 &
+pid=$!
+measure knot-secondary
+}
 for s in $SERVERS; do "run_$s"; done
+[ -n "$primary_pid" ] && { kill "$primary_pid"; wait "$primary_pid" 2>/dev/null || true; primary_pid=; }
 
 printf '%-8s %12s %14s %16s %12s %10s %8s\n' server "load (s)" "RSS (MiB)" "bytes/record" "q/s" "p99 (ms)" errors
 awk -F'\t' '{ printf "%-8s %12.1f %14.0f %16d %12.0f %10.2f %8d\n", $1, $2, $3 / 1024, $4, $5, $6, $7 }' "$out/results.tsv"

@@ -105,7 +105,8 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 // TestLargeCatalogFromKnot: a catalog of 1,000 member zones, all served
 // by Knot: ontime serves every one, on a few goroutines (its refreshes
 // run on `transfers` workers, not a goroutine a zone: with one, the
-// server had over 1,000), and a name under none of them is REFUSED.
+// server had over 1,000), a name under none of them is REFUSED, and the
+// members count in their catalog's series, with none of their own.
 func TestLargeCatalogFromKnot(t *testing.T) {
 	bin := knotd(t)
 	dir := t.TempDir()
@@ -151,5 +152,16 @@ func TestLargeCatalogFromKnot(t *testing.T) {
 	}
 	if got := answerA(t, s.addr, "www.example.com."); got != "REFUSED" {
 		t.Errorf("a name under no zone: %s", got)
+	}
+	// The members have no series of their own: they count under the
+	// catalog's label, which counts its own transfer too.
+	if got := metric(t, prom, `coredns_zonestore_catalog_members{catalog="catalog.invalid."}`); got != n {
+		t.Errorf("catalog_members %v, want %d", got, n)
+	}
+	if got := metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="axfr",zone="catalog.invalid."}`); got != n+1 {
+		t.Errorf("AXFRs under the catalog's label: %v, want %d", got, n+1)
+	}
+	if b := scrape(t, prom); strings.Contains(string(b), `zone="m0000.test."`) {
+		t.Error("a member has series of its own")
 	}
 }

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"unsafe"
+
+	"github.com/miekg/dns"
 )
 
 // Store holds the zones a server answers for. Readers (Find, Get) take no
@@ -124,7 +126,8 @@ func (s *Store) zoneOfIn(idx *origins, k string) *Zone {
 	return nil
 }
 
-// Origins returns the origins of the zones in the store.
+// Origins returns the origins of the zones in the store, and of the places
+// reserved for zones to come (Reserve), which Get finds without a version.
 func (s *Store) Origins() []string {
 	idx := s.index.Load()
 	out := make([]string, 0, idx.n)
@@ -233,16 +236,44 @@ func (s *Store) slotFor(z *Zone) *slot {
 // addSlots adds a slot for each zone not in the index, copying the index
 // once (copy on write: readers keep the map they loaded).
 func (s *Store) addSlots(zs []*Zone) {
-	if len(zs) == 0 {
+	places := make([]*slot, 0, len(zs))
+	for _, z := range zs {
+		places = append(places, &slot{key: z.originKey, origin: z.origin})
+	}
+	s.addPlaces(places)
+}
+
+// Reserve adds a place for each zone of origins not in the store yet, with
+// one copy of the index, so that their first versions, published one at a
+// time (a catalog's members, each as its transfer ends), find their places
+// made. Each place added copies the index: 10,000 zones added one by one
+// copied it 10,000 times, and the garbage took a secondary of 10,000 small
+// zones to 640 MB resident, 5.9 kB a record, where their files took 0.4
+// kB (bench/zones.sh). A place without a version is no zone: Find passes
+// it by, Get returns nil; Remove takes it out.
+func (s *Store) Reserve(origins []string) {
+	places := make([]*slot, 0, len(origins))
+	for _, o := range origins {
+		if k, err := key(o); err == nil {
+			places = append(places, &slot{key: k, origin: dns.CanonicalName(o)})
+		}
+	}
+	s.addPlaces(places)
+}
+
+// addPlaces adds to the index the places whose keys it does not hold yet,
+// with one copy of it.
+func (s *Store) addPlaces(places []*slot) {
+	if len(places) == 0 {
 		return
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	old := s.index.Load()
 	fresh := make(map[string]*slot)
-	for _, z := range zs {
-		if old.get(z.originKey) == nil && fresh[z.originKey] == nil {
-			fresh[z.originKey] = &slot{key: z.originKey, origin: z.origin}
+	for _, sl := range places {
+		if old.get(sl.key) == nil && fresh[sl.key] == nil {
+			fresh[sl.key] = sl
 		}
 	}
 	if len(fresh) == 0 {

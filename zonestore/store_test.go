@@ -239,3 +239,36 @@ func TestSerialNewerWraps(t *testing.T) {
 		}
 	}
 }
+
+// TestReservedPlaces: a place reserved for a zone to come is no zone: a
+// name under it finds the zone above, Get finds no version; the zone's
+// first version fills it; Remove takes the place out.
+func TestReservedPlaces(t *testing.T) {
+	s := NewStore()
+	parent := genZone(t, "example.org.", 1, 1)
+	if err := s.Publish(nil, parent, false); err != nil {
+		t.Fatal(err)
+	}
+	s.Reserve([]string{"Sub.Example.ORG", "other.test."})
+	if z := s.Find("www.sub.example.org."); z != parent {
+		t.Fatalf("a name under a reserved place: zone %v, want example.org.", z)
+	}
+	if s.Get("sub.example.org.") != nil || len(s.Origins()) != 3 {
+		t.Fatalf("a reserved place: Get %v, origins %v", s.Get("sub.example.org."), s.Origins())
+	}
+	idx := s.index.Load()
+	sub := genZone(t, "sub.example.org.", 1, 1)
+	if err := s.Publish(nil, sub, false); err != nil {
+		t.Fatal(err)
+	}
+	if s.index.Load() != idx {
+		t.Error("the first version of a reserved zone copied the index")
+	}
+	if z := s.Find("www.sub.example.org."); z != sub {
+		t.Fatalf("once published: zone %v", z)
+	}
+	s.RemoveAll([]string{"other.test.", "sub.example.org."})
+	if len(s.Origins()) != 1 || s.Find("www.sub.example.org.") != parent {
+		t.Fatalf("removed: origins %v", s.Origins())
+	}
+}

@@ -132,7 +132,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	q := r.Question[0]
 	if r.Opcode == dns.OpcodeNotify {
 		if m := h.secs.get(dns.CanonicalName(q.Name)); m != nil {
-			return h.notify(ctx, w, r, m.zone)
+			return h.notify(ctx, w, r, m)
 		}
 	}
 	// The name's key is made on the stack first: a query answered from

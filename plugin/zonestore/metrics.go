@@ -40,6 +40,12 @@ var (
 		Name:      "directory_zones",
 		Help:      "Zones served from a directory (whose zones have no series of their own but load failures).",
 	}, []string{"directory"})
+	catalogMembersGauge = promauto.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: plugin.Namespace,
+		Subsystem: pluginName,
+		Name:      "catalog_members",
+		Help:      "Member zones a catalog zone names (whose zones have no series of their own: their transfers, failures and NOTIFY count under the catalog's zone label).",
+	}, []string{"catalog"})
 	records = promauto.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: plugin.Namespace,
 		Subsystem: pluginName,

@@ -33,7 +33,8 @@ type secondaries struct {
 
 type member struct {
 	zone    *secondary.Zone
-	catalog bool // a catalog zone: kept, not served
+	catalog bool   // a catalog zone: kept, not served
+	label   string // the zone label of its metrics: its origin, or its catalog's (secondaryMember)
 }
 
 func (s *secondaries) load() map[string]*member {
@@ -105,29 +106,37 @@ func (s *secondaries) stopAll() {
 
 // addSecondary adds a zone kept by transfers from its primaries.
 func (h *Handler) addSecondary(cfg secondary.Config) {
-	h.secs.put(map[string]*member{cfg.Origin: h.secondaryMember(cfg)})
+	h.secs.put(map[string]*member{cfg.Origin: h.secondaryMember(cfg, "")})
 }
 
 // secondaryMember makes the member of a zone kept by transfers from its
-// primaries, for put.
-func (h *Handler) secondaryMember(cfg secondary.Config) *member {
-	origin := cfg.Origin
+// primaries, for put. A catalog's member (catalog set) has no metric
+// series of its own, as a directory's zones have none: a catalog may
+// name 100,000 zones, and a handful of series each took more memory than
+// the zones (bench/zones.sh) and more than a Prometheus wants to scrape.
+// Its transfers, failures and NOTIFY count under its catalog's zone
+// label, and its log lines name it.
+func (h *Handler) secondaryMember(cfg secondary.Config, catalog string) *member {
+	origin, label, published := cfg.Origin, cfg.Origin, h.published
+	if catalog != "" {
+		label, published = catalog, h.publishedQuietly
+	}
 	cfg.Logf = log.Warningf
-	cfg.Events = transferEvents(origin, func(kind string, err error) {
+	cfg.Events = transferEvents(label, func(kind string, err error) {
 		outcome := keeping(h.store.Get(origin))
 		if kind == secondary.Saved {
 			outcome = "still served"
 		}
 		log.Errorf("%s of zone %q failed, %s: %v", eventName(kind), origin, outcome, err)
 	}, func(kind string, z *zonestore.Zone) {
-		h.published(z)
+		published(z)
 		if kind == secondary.Restored {
 			log.Infof("Loaded zone %q from its saved copy: serial %d, generation %d", origin, z.Serial(), z.Generation())
 			return
 		}
 		log.Infof("Transferred zone %q (%s): serial %d, generation %d", origin, kind, z.Serial(), z.Generation())
 	})
-	return &member{zone: secondary.New(cfg)}
+	return &member{zone: secondary.New(cfg), label: label}
 }
 
 // transferEvents counts a zone's refreshes (transfers_total, and a failure
@@ -161,7 +170,8 @@ func transferEvents(origin string, failed func(kind string, err error), publishe
 // because setup added it to the server's secrets; where the stock tsig
 // plugin stands before, it checked the signature, took the TSIG record
 // off the message and will sign the answer itself.
-func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, sec *secondary.Zone) (int, error) {
+func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, m *member) (int, error) {
+	sec := m.zone
 	var ip net.IP
 	switch a := w.RemoteAddr().(type) {
 	case *net.UDPAddr:
@@ -170,7 +180,7 @@ func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 		ip = a.IP
 	}
 	if !sec.IsPrimary(ip) {
-		notifies.WithLabelValues(sec.Origin(), "refused").Inc()
+		notifies.WithLabelValues(m.label, "refused").Inc()
 		log.Warningf("NOTIFY for %q from %s, not one of its primaries: refused", sec.Origin(), ip)
 		return h.reply(w, r, dns.RcodeRefused)
 	}
@@ -194,19 +204,19 @@ func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 			why = "TSIG " + w.TsigStatus().Error()
 		}
 		if why != "" {
-			notifies.WithLabelValues(sec.Origin(), "refused").Inc()
+			notifies.WithLabelValues(m.label, "refused").Inc()
 			log.Warningf("NOTIFY for %q from %s, %s where key %s is required: refused", sec.Origin(), ip, why, key.Name)
 			return h.reply(w, r, dns.RcodeNotAuth)
 		}
 	}
-	notifies.WithLabelValues(sec.Origin(), "accepted").Inc()
-	m := new(dns.Msg)
-	m.SetReply(r)
-	m.Authoritative = true
+	notifies.WithLabelValues(m.label, "accepted").Inc()
+	ack := new(dns.Msg)
+	ack.SetReply(r)
+	ack.Authoritative = true
 	if ours {
-		m.SetTsig(key.Name, key.Algorithm, 300, time.Now().Unix())
+		ack.SetTsig(key.Name, key.Algorithm, 300, time.Now().Unix())
 	}
-	w.WriteMsg(m)
+	w.WriteMsg(ack)
 	sec.Notify()
 	return dns.RcodeSuccess, nil
 }
