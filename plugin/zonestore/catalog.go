@@ -184,7 +184,9 @@ func logMembers(catalog string, n int, what string, in, notIn map[string]bool) {
 // (internal/gcpace) would fill with it first. A secondary of 10,000 small
 // zones was 427 MB resident, 3.6 kB a record, where the same zones read
 // from files took 0.4 kB (bench/zones.sh). The pace is given back once
-// every member is transferred, or none was for bulkStall.
+// every member is transferred, or none was for bulkStall, and the
+// garbage left is given back to the system then, as after a directory's
+// bulk load.
 func bulkTransfers(changes map[string]*member) {
 	var zones []*secondary.Zone
 	for _, m := range changes {
@@ -200,6 +202,7 @@ func bulkTransfers(changes map[string]*member) {
 	go func() {
 		defer release()
 		defer debug.SetGCPercent(old)
+		defer debug.FreeOSMemory()
 		loaded, since := 0, time.Now()
 		for loaded < len(zones) && time.Since(since) < bulkStall {
 			time.Sleep(100 * time.Millisecond)
