@@ -62,8 +62,8 @@ func (q *Scheduler) Add(z *Zone) {
 		z.restore()
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	if q.closed || z.slot.sched != nil {
+		q.mu.Unlock()
 		return
 	}
 	z.slot = slot{sched: q, backoff: firstRetry}
@@ -72,9 +72,10 @@ func (q *Scheduler) Add(z *Zone) {
 	z.slot.timer.Stop()
 	z.slot.expiry = time.AfterFunc(time.Hour, z.expire)
 	z.slot.expiry.Stop()
-	z.armExpiry() // for a version held already, restored or carried
 	q.zones[z] = struct{}{}
 	q.enqueue(z)
+	q.mu.Unlock()
+	z.armExpiry() // for a version held already, restored or carried
 }
 
 // Remove stops refreshing z; a refresh under way finishes.

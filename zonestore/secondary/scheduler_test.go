@@ -196,3 +196,23 @@ func TestSavedCopyDoesNotWaitForAWorker(t *testing.T) {
 		t.Fatalf("the saved copy, once added: www %s", got)
 	}
 }
+
+// TestARemovedZoneJudgesNoVersion: once removed, a zone's expiry timer
+// marks nothing expired, though its origin is served on (by the zone that
+// took its place, a Corefile reload's, whose last good refresh is not
+// this one's).
+func TestARemovedZoneJudgesNoVersion(t *testing.T) {
+	p := startZonesPrimary(t, 1)
+	store := zonestore.NewStore()
+	q := NewScheduler(1)
+	defer q.Stop()
+	old := New(Config{Origin: "short.test.", Primaries: []string{p.addr}, Store: store})
+	q.Add(old)
+	waitFor(t, "short.test transferred", old.Loaded)
+	q.Remove(old)
+	old.armExpiry() // as a refresh under way when it was removed would
+	time.Sleep(1500 * time.Millisecond)
+	if store.Get("short.test.").Expired() {
+		t.Fatal("a removed zone's expiry marked the version served expired")
+	}
+}

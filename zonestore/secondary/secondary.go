@@ -46,7 +46,8 @@ type Config struct {
 	// the transfer fails with its error.
 	Verify func(*zonestore.Zone) error
 	// File, if set, is where every version published is saved, and where
-	// Run finds the version to serve before its first refresh (stored.go).
+	// Scheduler.Add finds the version to serve before its first refresh
+	// (stored.go).
 	File string
 }
 
@@ -71,7 +72,7 @@ type Zone struct {
 	sched  atomic.Pointer[Scheduler] // that Scheduler, for Notify; nil before Add
 }
 
-// New returns a secondary zone; Run keeps it.
+// New returns a secondary zone; a Scheduler keeps it (Scheduler.Add).
 func New(cfg Config) *Zone {
 	cfg.Origin = dns.CanonicalName(cfg.Origin)
 	if cfg.Timeout <= 0 {
@@ -160,14 +161,31 @@ func (s *Zone) armExpiry() {
 		return
 	}
 	s.checkExpiry(cur)
-	if left := s.expiresIn(cur); left > 0 {
+	if left := s.expiresIn(cur); left > 0 && s.scheduled() {
 		s.slot.expiry.Reset(left)
 	}
+}
+
+// scheduled reports whether the zone is in its Scheduler, not removed.
+func (s *Zone) scheduled() bool {
+	q := s.sched.Load()
+	if q == nil {
+		return false
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return !s.slot.removed
 }
 
 // expire is the expiry timer's: the SOA expire may have passed since the
 // last good refresh.
 func (s *Zone) expire() {
+	// A zone removed (a catalog's member dropped, a Corefile reloaded)
+	// judges no version: one of its origin may be another zone's now,
+	// whose last good refresh is not this one's.
+	if !s.scheduled() {
+		return
+	}
 	if cur := s.cfg.Store.Get(s.cfg.Origin); cur != nil {
 		s.checkExpiry(cur)
 	}

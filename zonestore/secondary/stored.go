@@ -19,7 +19,7 @@ import (
 // restarted while its primaries are unreachable answers SERVFAIL for it
 // until they come back, though the version it served was still good until
 // its SOA expire. With Config.File set, every version published is written
-// there, and Run loads the file before its first refresh, as Knot (its
+// there, and Scheduler.Add loads the file before its first refresh, as Knot (its
 // zone file and journal), NSD and BIND do with theirs. The expire timer
 // (RFC 1034 section 4.3.5) runs from the last good refresh; the file's
 // modification time carries it across a restart, as BIND's does: each good
