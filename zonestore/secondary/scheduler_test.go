@@ -84,6 +84,22 @@ func (p *zonesPrimary) askedFor(origin string) int {
 	return p.asked[origin]
 }
 
+// scheduled starts a primary whose zones expire after expire seconds, a
+// store, and a Scheduler of workers, stopped when the test ends.
+func scheduled(t *testing.T, expire, workers int) (*zonesPrimary, *zonestore.Store, *Scheduler) {
+	p := startZonesPrimary(t, expire)
+	q := NewScheduler(workers)
+	t.Cleanup(q.Stop)
+	return p, zonestore.NewStore(), q
+}
+
+// add schedules in q the zone of origin, transferred from p into store.
+func (p *zonesPrimary) add(q *Scheduler, store *zonestore.Store, origin string) *Zone {
+	z := New(Config{Origin: origin, Primaries: []string{p.addr}, Store: store})
+	q.Add(z)
+	return z
+}
+
 func waitFor(t *testing.T, what string, f func() bool) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); !f(); time.Sleep(10 * time.Millisecond) {
@@ -98,15 +114,10 @@ func waitFor(t *testing.T, what string, f func() bool) {
 // once at their primary; a NOTIFY refreshes a zone now, though its
 // refresh is an hour away; a zone removed is refreshed no more.
 func TestSchedulerBoundsRefreshes(t *testing.T) {
-	p := startZonesPrimary(t, 600)
-	store := zonestore.NewStore()
-	q := NewScheduler(3)
-	defer q.Stop()
+	p, store, q := scheduled(t, 600, 3)
 	var zones []*Zone
 	for i := range 40 {
-		z := New(Config{Origin: fmt.Sprintf("z%d.test.", i), Primaries: []string{p.addr}, Store: store})
-		zones = append(zones, z)
-		q.Add(z)
+		zones = append(zones, p.add(q, store, fmt.Sprintf("z%d.test.", i)))
 	}
 	waitFor(t, "every zone transferred", func() bool {
 		for _, z := range zones {
@@ -137,12 +148,8 @@ func TestSchedulerBoundsRefreshes(t *testing.T) {
 // TestExpiryDoesNotWaitForAWorker: a zone's SOA expire passes on time
 // while the only worker is held by another zone's refresh.
 func TestExpiryDoesNotWaitForAWorker(t *testing.T) {
-	p := startZonesPrimary(t, 1)
-	store := zonestore.NewStore()
-	q := NewScheduler(1)
-	defer q.Stop()
-	short := New(Config{Origin: "short.test.", Primaries: []string{p.addr}, Store: store})
-	q.Add(short)
+	p, store, q := scheduled(t, 1, 1)
+	short := p.add(q, store, "short.test.")
 	waitFor(t, "short.test transferred", short.Loaded)
 
 	// The primary now holds every answer for slow.test; slow.test takes
@@ -153,7 +160,7 @@ func TestExpiryDoesNotWaitForAWorker(t *testing.T) {
 	p.mu.Unlock()
 	defer close(gate)
 	short.cfg.Primaries = []string{"127.0.0.1:9"}
-	q.Add(New(Config{Origin: "slow.test.", Primaries: []string{p.addr}, Store: store}))
+	p.add(q, store, "slow.test.")
 	waitFor(t, "slow.test's refresh under way", func() bool { return p.askedFor("slow.test.") > 0 })
 	waitFor(t, "short.test to expire (1 s)", func() bool { return store.Get("short.test.").Expired() })
 	if p.inFlight.Load() != 1 { // slow.test's, held at its gate
@@ -166,16 +173,13 @@ func TestExpiryDoesNotWaitForAWorker(t *testing.T) {
 // another zone's refresh (behind primaries that do not answer, each
 // refresh holds a worker for its timeout).
 func TestSavedCopyDoesNotWaitForAWorker(t *testing.T) {
-	p := startZonesPrimary(t, 600)
+	p, store, q := scheduled(t, 600, 1)
 	gate := make(chan struct{})
 	p.mu.Lock()
 	p.gates["slow.test."] = gate
 	p.mu.Unlock()
 	defer close(gate)
-	q := NewScheduler(1)
-	defer q.Stop()
-	store := zonestore.NewStore()
-	q.Add(New(Config{Origin: "slow.test.", Primaries: []string{p.addr}, Store: store}))
+	p.add(q, store, "slow.test.")
 	waitFor(t, "slow.test's refresh under way", func() bool { return p.askedFor("slow.test.") > 0 })
 
 	// example.test's copy, as a transfer would have saved it.
@@ -202,12 +206,8 @@ func TestSavedCopyDoesNotWaitForAWorker(t *testing.T) {
 // took its place, a Corefile reload's, whose last good refresh is not
 // this one's).
 func TestARemovedZoneJudgesNoVersion(t *testing.T) {
-	p := startZonesPrimary(t, 1)
-	store := zonestore.NewStore()
-	q := NewScheduler(1)
-	defer q.Stop()
-	old := New(Config{Origin: "short.test.", Primaries: []string{p.addr}, Store: store})
-	q.Add(old)
+	p, store, q := scheduled(t, 1, 1)
+	old := p.add(q, store, "short.test.")
 	waitFor(t, "short.test transferred", old.Loaded)
 	q.Remove(old)
 	old.armExpiry() // as a refresh under way when it was removed would
