@@ -103,6 +103,22 @@ func TestSavedCopy(t *testing.T) {
 		t.Fatalf("a copy that does not verify: served %v, events %q", store.Get("example.test.") != nil, ev)
 	}
 
+	// A copy cut short (a power cut after the rename, before the disk had
+	// it all) would parse, as a zone without its last records: refused,
+	// whether the cut took the last line or records before it.
+	whole, _ := os.ReadFile(file)
+	lines := strings.SplitAfter(strings.TrimSuffix(string(whole), "\n"), "\n")
+	for what, text := range map[string]string{
+		"without its last line":   strings.Join(lines[:len(lines)-1], ""),
+		"without a record before": strings.Join(append(append([]string{}, lines[:len(lines)-3]...), lines[len(lines)-2:]...), "") + "\n",
+	} {
+		os.WriteFile(file, []byte(text), 0o644)
+		ev = &events{}
+		if _, store = restart(file, gone, ev); store.Get("example.test.") != nil || ev.String() != "restored failed" {
+			t.Fatalf("a copy %s:\n%s\nserved %v, events %q", what, text, store.Get("example.test.") != nil, ev)
+		}
+	}
+
 	// A broken copy: reported, nothing served, replaced by the next AXFR.
 	os.WriteFile(file, []byte("example.test. 300 SOA ns1 (\n"), 0o644)
 	ev = &events{}
