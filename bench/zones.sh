@@ -19,7 +19,11 @@
 # a catalog zone (RFC 9432) that names them, and ontime (the issue's
 # chain, `catalog`, its `transfers` workers) or Knot (`catalog-role:
 # interpret`, one background worker) follows the catalog; "load" is then
-# the time until every zone of the sample is transferred.
+# the time until every zone of the sample is transferred. "saved" is
+# "secondary" with `storage` (a fresh directory: a copy of each zone
+# written as it is transferred), and "restart", after it, the same server
+# started again with its primary stopped: "load" is then the time until
+# the sample answers from the copies.
 #
 # Bounded: each server is given LOAD_TIMEOUT seconds to load and one run of
 # SECONDS_PER_RUN; each is killed when measured.
@@ -142,6 +146,16 @@ start=$(now)
 taskset -c 0 knotd -c "$out/knot.conf" > "$out/knot.log" 2>&1 &
 pid=$!
 measure knot
+}
+run_saved() {
+	start_primary
+	rm -rf "$out/storage"
+	ontime_server saved "    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n" "" "        catalog catalog.invalid 127.0.0.1:$primary_port\n        storage $PWD/$out/storage\n"
+}
+run_restart() {
+	[ -d "$out/storage" ] || { echo "restart runs after saved" >&2; exit 1; }
+	[ -n "$primary_pid" ] && { kill "$primary_pid"; wait "$primary_pid" 2>/dev/null || true; primary_pid=; }
+	ontime_server restart "    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n" "" "        catalog catalog.invalid 127.0.0.1:$primary_port\n        storage $PWD/$out/storage\n"
 }
 run_knot-secondary() {
 start_primary

@@ -203,18 +203,21 @@ func bulkTransfers(changes map[string]*member) {
 		defer release()
 		defer debug.SetGCPercent(old)
 		defer debug.FreeOSMemory()
-		loaded, since := 0, time.Now()
-		for loaded < len(zones) && time.Since(since) < bulkStall {
-			time.Sleep(100 * time.Millisecond)
-			n := 0
+		// Each look drops the zones it finds loaded, so that the looks
+		// cost less as the transfers go: looking at 100,000 zones every
+		// 100 ms took 28% of the CPU that transferred them.
+		for since := time.Now(); len(zones) > 0 && time.Since(since) < bulkStall; {
+			time.Sleep(500 * time.Millisecond)
+			left := zones[:0]
 			for _, z := range zones {
-				if z.Loaded() {
-					n++
+				if !z.Loaded() {
+					left = append(left, z)
 				}
 			}
-			if n > loaded {
-				loaded, since = n, time.Now()
+			if len(left) < len(zones) {
+				since = time.Now()
 			}
+			zones = left
 		}
 	}()
 }
