@@ -23,7 +23,8 @@
 # "secondary" with `storage` (a fresh directory: a copy of each zone
 # written as it is transferred), and "restart", after it, the same server
 # started again with its primary stopped: "load" is then the time until
-# the sample answers from the copies.
+# the sample answers from the copies. "knot-saved" and "knot-restart" are
+# the same for Knot, its zone files written at once (`zonefile-sync: 0`).
 #
 # Bounded: each server is given LOAD_TIMEOUT seconds to load and one run of
 # SECONDS_PER_RUN; each is killed when measured.
@@ -157,25 +158,36 @@ run_restart() {
 	[ -n "$primary_pid" ] && { kill "$primary_pid"; wait "$primary_pid" 2>/dev/null || true; primary_pid=; }
 	ontime_server restart "    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n" "" "        catalog catalog.invalid 127.0.0.1:$primary_port\n        storage $PWD/$out/storage\n"
 }
-run_knot-secondary() {
-start_primary
-rm -rf "$out/knot"; mkdir -p "$out/knot"
+# knot_secondary name sync keep: Knot following the catalog, its zone files
+# written at once (sync 0) or never (-1); keep: its storage directory
+# kept from the run before (a restart), the primary stopped.
+knot_secondary() {
+[ -n "$3" ] || start_primary
+sync=$2
 base() {
 	printf "server:\n    listen: 127.0.0.1@$port\n    rundir: $PWD/$out/knot\n    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n$user\n"
 	printf "log:\n  - target: stderr\n    any: warning\n"
 	printf "database:\n    storage: $PWD/$out/knot\n"
 	printf "remote:\n  - id: primary\n    address: 127.0.0.1@$primary_port\n"
-	printf "template:\n  - id: default\n    zonefile-sync: -1\n    journal-content: none\n  - id: member\n    master: primary\n    zonefile-sync: -1\n    journal-content: none\n"
+	printf "template:\n  - id: default\n    storage: $PWD/$out/knot\n    zonefile-sync: $sync\n    journal-content: none\n  - id: member\n    storage: $PWD/$out/knot\n    master: primary\n    zonefile-sync: $sync\n    journal-content: none\n"
 }
-{ base; printf "zone:\n  - domain: empty.invalid\n    master: primary\n"; } > "$out/knot.empty.conf"
+mkdir -p "$out/knot-empty-run"
+{ base | sed "s|$PWD/$out/knot\$|$PWD/$out/knot-empty-run|"; printf "zone:\n  - domain: empty.invalid\n    master: primary\n"; } > "$out/knot.empty.conf"
 taskset -c 0 knotd -c "$out/knot.empty.conf" > "$out/knot-empty.log" 2>&1 &
 pid=$!; sleep 2; empty=$(rss $pid); kill $pid; wait $pid 2>/dev/null || true; pid=
-rm -rf "$out/knot"; mkdir -p "$out/knot"
+[ -n "$3" ] || { rm -rf "$out/knot"; mkdir -p "$out/knot"; }
 { base; printf "zone:\n  - domain: catalog.invalid\n    master: primary\n    catalog-role: interpret\n    catalog-template: member\n"; } > "$out/knot.conf"
 start=$(now)
 taskset -c 0 knotd -c "$out/knot.conf" > "$out/knot.log" 2>&1 &
 pid=$!
-measure knot-secondary
+measure "$1"
+}
+run_knot-secondary() { knot_secondary knot-secondary -1 ""; }
+run_knot-saved() { knot_secondary knot-saved 0 ""; }
+run_knot-restart() {
+	[ -d "$out/knot" ] || { echo "knot-restart runs after knot-saved" >&2; exit 1; }
+	[ -n "$primary_pid" ] && { kill "$primary_pid"; wait "$primary_pid" 2>/dev/null || true; primary_pid=; }
+	knot_secondary knot-restart 0 keep
 }
 for s in $SERVERS; do "run_$s"; done
 [ -n "$primary_pid" ] && { kill "$primary_pid"; wait "$primary_pid" 2>/dev/null || true; primary_pid=; }
