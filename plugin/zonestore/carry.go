@@ -140,3 +140,18 @@ func (h *Handler) dropUnconfigured() {
 		h.removed(o)
 	}
 }
+
+// forgetCatalogs drops the members gauge of each catalog the previous
+// configuration had and h has not.
+func (c *carried) forgetCatalogs(h *Handler) {
+	if c == nil || c.cats == nil {
+		return
+	}
+	c.cats.mu.Lock()
+	defer c.cats.mu.Unlock()
+	for catalog := range c.cats.members {
+		if m := h.secs.get(catalog); m == nil || !m.catalog {
+			catalogMembersGauge.DeleteLabelValues(catalog)
+		}
+	}
+}

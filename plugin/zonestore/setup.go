@@ -311,6 +311,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 	}
 	if prev != nil {
 		h.dropUnconfigured()
+		prev.forgetCatalogs(h)
 	}
 	if replay > 0 {
 		h.replays = newReplays(replay)
