@@ -16,8 +16,47 @@ import (
 
 // catalogs are the member zones each catalog zone of the block named last.
 type catalogs struct {
-	mu      sync.Mutex
-	members map[string]map[string]bool // catalog -> member origins
+	mu       sync.Mutex
+	members  map[string]map[string]bool // catalog -> member origins
+	failures sync.Map                   // catalog -> *failureLog
+}
+
+// failuresOf returns the log of the catalog's members' failures.
+func (c *catalogs) failuresOf(catalog string) *failureLog {
+	f, _ := c.failures.LoadOrStore(catalog, &failureLog{catalog: catalog, now: time.Now, errorf: log.Errorf})
+	return f.(*failureLog)
+}
+
+// failureLog logs a catalog's members' failures: the first at once, then
+// at most a line a minute, which counts those since the last line and
+// says the latest. Behind a primary gone, 100,000 members each logged a
+// line at every retry: 28 MB of log in the first seconds of a restart
+// (bench/zones.sh's restart row). Each failure is still counted
+// (load_failures_total, under the catalog's label).
+type failureLog struct {
+	catalog string
+	now     func() time.Time
+	errorf  func(format string, args ...any)
+
+	mu   sync.Mutex
+	last time.Time // of the last line logged
+	n    int       // failures since, not logged
+}
+
+func (f *failureLog) logf(format string, args ...any) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	now := f.now()
+	if !f.last.IsZero() && now.Sub(f.last) < time.Minute {
+		f.n++
+		return
+	}
+	line := fmt.Sprintf(format, args...)
+	if f.n > 0 {
+		line = fmt.Sprintf("Catalog zone %q: %d more member failures since %s; the latest: %s", f.catalog, f.n+1, f.last.UTC().Format(time.RFC3339), line)
+	}
+	f.errorf("%s", line)
+	f.last, f.n = now, 0
 }
 
 // addCatalog adds a catalog zone (RFC 9432), as Knot and CoreDNS's

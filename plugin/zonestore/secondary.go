@@ -122,12 +122,16 @@ func (h *Handler) secondaryMember(cfg secondary.Config, catalog string) *member 
 		label, published = catalog, h.publishedQuietly
 	}
 	cfg.Logf = log.Warningf
+	errorf := log.Errorf
+	if catalog != "" {
+		errorf = h.cats.failuresOf(catalog).logf
+	}
 	cfg.Events = transferEvents(label, func(kind string, err error) {
 		outcome := keeping(h.store.Get(origin))
 		if kind == secondary.Saved {
 			outcome = "still served"
 		}
-		log.Errorf("%s of zone %q failed, %s: %v", eventName(kind), origin, outcome, err)
+		errorf("%s of zone %q failed, %s: %v", eventName(kind), origin, outcome, err)
 	}, func(kind string, z *zonestore.Zone) {
 		published(z)
 		if kind == secondary.Restored {
