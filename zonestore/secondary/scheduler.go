@@ -39,7 +39,7 @@ type slot struct {
 	busy    bool // a worker is refreshing it
 	again   bool // notified while busy: queued again when done
 	removed bool
-	backoff time.Duration // before a first version: the wait after the last try
+	backoff time.Duration // before a first version, the wait after the last try: its worker's alone, not under the lock
 }
 
 // NewScheduler starts workers (at least one) that refresh zones as they
