@@ -1,12 +1,17 @@
 package zonestore
 
 import (
+	"errors"
 	"fmt"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/ontimedns/ontime/zonestore"
+	"github.com/ontimedns/ontime/zonestore/secondary"
 )
 
 // TestAReloadForgetsADroppedCatalog: a catalog the new configuration no
@@ -44,5 +49,28 @@ func TestCatalogFailuresLogAMinute(t *testing.T) {
 	}
 	if strings.Join(lines, "\n") != strings.Join(want, "\n") {
 		t.Fatalf("logged:\n%s\nwant:\n%s", strings.Join(lines, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestKeptMembersAreVerified: the members a catalog named before a
+// Corefile reload are checked as the catalog's settings say, zonemd_verify
+// included (they were not: keepMembers made their settings without it).
+// A member's saved copy, loaded as it is scheduled, goes through the check.
+func TestKeptMembersAreVerified(t *testing.T) {
+	dir := storage(t.TempDir())
+	copyText := "m.test. 300 IN SOA ns1.m.test. h.m.test. 1 3600 1 600 300\nm.test. 300 IN NS ns1.m.test.\nns1.m.test. 300 IN A 192.0.2.53\n; the end of the copy: 3 records\n"
+	if err := os.WriteFile(dir.file("m.test."), []byte(copyText), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var verified []string
+	catalog := secondary.Config{Origin: "catalog.invalid.", Primaries: []string{"127.0.0.1:9"},
+		Verify: func(z *zonestore.Zone) error { verified = append(verified, z.Origin()); return errors.New("no digest") }}
+	h := &Handler{store: zonestore.NewStore(), history: &history{}}
+	h.secs.workers = 1
+	h.secs.start()
+	defer h.secs.stopAll()
+	h.keepMembers(catalog, dir, []string{"m.test."})
+	if strings.Join(verified, " ") != "m.test." || h.store.Get("m.test.") != nil {
+		t.Fatalf("verified %v, served %v: want the copy checked, and refused", verified, h.store.Get("m.test.") != nil)
 	}
 }
