@@ -48,14 +48,9 @@ func FuzzParse(f *testing.F) {
 		// as a transfer sends it (another order, other spellings) and read
 		// again has the same.
 		written := func(z *Zone) string {
-			var out strings.Builder
-			z.Walk(func(rrs []dns.RR) bool {
-				for _, rr := range rrs {
-					out.WriteString(rr.String() + "\n")
-				}
-				return true
-			})
-			return out.String()
+			var text strings.Builder
+			z.WriteText(&text)
+			return text.String()
 		}
 		out := written(z)
 		again, err := Parse(strings.NewReader(out), "example.org.", "fuzz again")

@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"bytes"
+	"io"
 	"slices"
 
 	"github.com/miekg/dns"
@@ -45,6 +46,27 @@ func (z *Zone) Walk(f func([]dns.RR) bool) {
 			return
 		}
 	}
+}
+
+// WriteText writes the version's records to w as a zone file's text, one
+// a line in Walk's order, and returns how many it wrote: what a secondary
+// saves as its copy, and what FuzzParse reads again.
+func (z *Zone) WriteText(w io.StringWriter) (int, error) {
+	n := 0
+	var err error
+	z.Walk(func(rrs []dns.RR) bool {
+		for _, rr := range rrs {
+			if _, err = w.WriteString(rr.String()); err == nil {
+				_, err = w.WriteString("\n")
+			}
+			if err != nil {
+				return false
+			}
+			n++
+		}
+		return true
+	})
+	return n, err
 }
 
 // appendNode appends n's records and signatures, but those of type skip.

@@ -1,6 +1,7 @@
 package secondary
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
@@ -10,8 +11,6 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
-
-	"github.com/miekg/dns"
 
 	"github.com/ontimedns/ontime/zonestore"
 )
@@ -32,12 +31,12 @@ import (
 // of the process leaves the copy before or this one, never part of one. It
 // is not synced to the disk: a sync a copy (the file's and its
 // directory's) is a wait on the disk for each of a catalog's 100,000
-// members as it is transferred. A copy cut
-// short by a power cut, or emptied, would still load, as a zone without
-// its last records; so a copy ends with a line that counts them
-// (copyEnd), and one that does not end so, or whose count is not its
-// records', is refused as any broken copy: the zone waits for its first
-// transfer, as it would have with no copy.
+// members as it is transferred. A copy cut short by a power cut, or
+// emptied, would still load, as a zone without its last records; so a
+// copy ends with a line that counts them (copyEnd), and one that does not
+// end so, or whose count is not its records', is refused as any broken
+// copy: the zone waits for its first transfer, as it would have with no
+// copy.
 const copyEnd = "; the end of the copy: %d records\n"
 
 // save writes z to path, beside it first, then renamed over it.
@@ -52,24 +51,19 @@ func save(path string, z *zonestore.Zone) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	// The text is made whole, then written in one call: a buffered writer's
-	// own 64 kB a save, for a zone of a few hundred octets, was most of
-	// what 100,000 catalog members' saves allocated, and the collections
-	// it brought on marked the whole store each time.
-	var w bytes.Buffer
-	fmt.Fprintf(&w, "; %s serial %d, as last transferred (written by ontime's secondary at %s)\n",
+	// A small buffer: one of 64 kB a save, for a zone of a few hundred
+	// octets, was most of what 100,000 catalog members' saves allocated,
+	// and the collections it brought on marked the whole store each time;
+	// the text made whole, a large zone's grew to twice its size, copied.
+	w := bufio.NewWriterSize(f, 4<<10)
+	fmt.Fprintf(w, "; %s serial %d, as last transferred (written by ontime's secondary at %s)\n",
 		z.Origin(), z.Serial(), time.Now().UTC().Format(time.RFC3339))
-	n := 0
-	z.Walk(func(rrs []dns.RR) bool {
-		for _, rr := range rrs {
-			w.WriteString(rr.String())
-			w.WriteByte('\n')
-		}
-		n += len(rrs)
-		return true
-	})
-	fmt.Fprintf(&w, copyEnd, n)
-	if _, err = f.Write(w.Bytes()); err != nil {
+	n, err := z.WriteText(w)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, copyEnd, n)
+	if err = w.Flush(); err != nil {
 		return err
 	}
 	if err = f.Close(); err != nil {
