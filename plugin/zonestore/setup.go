@@ -151,10 +151,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				if len(t) != 1 && len(t) != 3 {
 					return nil, c.ArgErr()
 				}
-				dir := t[0]
-				if !filepath.IsAbs(dir) && config.Root != "" {
-					dir = filepath.Join(config.Root, dir)
-				}
+				dir := underRoot(config.Root, t[0])
 				if _, err := os.Stat(dir); err != nil {
 					if !os.IsNotExist(err) {
 						return nil, c.Errf("unable to access directory %q: %v", dir, err)
@@ -196,10 +193,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				if len(t) != 1 {
 					return nil, c.ArgErr()
 				}
-				dir := t[0]
-				if !filepath.IsAbs(dir) && config.Root != "" {
-					dir = filepath.Join(config.Root, dir)
-				}
+				dir := underRoot(config.Root, t[0])
 				s, err := openStorage(dir)
 				if err != nil {
 					return nil, c.Errf("storage %q: %v", dir, err)
@@ -288,10 +282,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		if len(args) == 0 {
 			return nil, c.Err("zonestore needs a zone file, or a directory in its block")
 		}
-		fileName := args[0]
-		if !filepath.IsAbs(fileName) && config.Root != "" {
-			fileName = filepath.Join(config.Root, fileName)
-		}
+		fileName := underRoot(config.Root, args[0])
 		origins := plugin.OriginsFromArgsOrServerBlock(args[1:], c.ServerBlockKeys)
 		for _, origin := range origins {
 			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime, digests: dg, published: h.published}
@@ -317,4 +308,13 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		h.replays = newReplays(replay)
 	}
 	return h, nil
+}
+
+// underRoot is path relative to the root plugin's directory, root, where
+// it is relative and a root is set; as given otherwise.
+func underRoot(root, path string) string {
+	if !filepath.IsAbs(path) && root != "" {
+		return filepath.Join(root, path)
+	}
+	return path
 }

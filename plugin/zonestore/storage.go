@@ -41,7 +41,7 @@ func (s storage) file(origin string) string {
 	if s == "" {
 		return ""
 	}
-	name := strings.TrimSuffix(strings.ToLower(dns.CanonicalName(origin)), ".")
+	name := strings.TrimSuffix(dns.CanonicalName(origin), ".") // lowercase
 	if name == "" {
 		name = "root"
 	}
