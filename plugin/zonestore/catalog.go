@@ -104,6 +104,8 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 	}
 	have := h.cats.members[catalog]
 	changes := map[string]*member{}
+	var added, gone []string
+	var zones []*secondary.Zone
 	for o := range want {
 		if have[o] {
 			continue
@@ -113,15 +115,8 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 			delete(want, o)
 			continue
 		}
-		cfg := settings
-		cfg.Origin, cfg.Store, cfg.File = o, h.store, store.file(o)
-		changes[o] = h.secondaryMember(cfg, catalog)
-	}
-	var added, gone []string
-	for o, m := range changes {
-		if m != nil {
-			added = append(added, o)
-		}
+		m := h.catalogMember(catalog, settings, store, o)
+		changes[o], added, zones = m, append(added, o), append(zones, m.zone)
 	}
 	for o := range have {
 		if !want[o] {
@@ -132,15 +127,15 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 	// The members' places in the store, made in one copy of its index, not
 	// one each as their first transfers end; and taken out so.
 	h.store.Reserve(added)
-	bulkTransfers(changes)
+	bulkTransfers(zones)
 	h.secs.put(changes)
 	h.store.RemoveAll(gone)
 	for _, o := range gone {
 		h.removed(o)
 		store.drop(o)
 	}
-	logMembers(catalog, len(added), "added", want, have)
-	logMembers(catalog, len(gone), "removed", have, want)
+	logMembers(catalog, "added", added)
+	logMembers(catalog, "removed", gone)
 	h.cats.members[catalog] = want
 	catalogMembersGauge.WithLabelValues(catalog).Set(float64(len(want)))
 }
@@ -191,27 +186,32 @@ func (h *Handler) keepMembers(catalog secondary.Config, store storage, members [
 	}
 	have := map[string]bool{}
 	changes := map[string]*member{}
+	settings := memberSettings(catalog)
 	for _, o := range members {
-		cfg := memberSettings(catalog)
-		cfg.Origin, cfg.Store, cfg.File = o, h.store, store.file(o)
-		changes[o] = h.secondaryMember(cfg, catalog.Origin)
+		changes[o] = h.catalogMember(catalog.Origin, settings, store, o)
 		have[o] = true
 	}
 	h.secs.put(changes)
 	h.cats.members[catalog.Origin] = have
 }
 
-// logMembers logs the n member zones in one set and not the other: each
-// by name where they are few, their count where a catalog brought many.
-func logMembers(catalog string, n int, what string, in, notIn map[string]bool) {
-	if n > 10 {
-		log.Infof("Catalog zone %q: %d member zones %s", catalog, n, what)
+// catalogMember makes the member zone origin of catalog, transferred as
+// the catalog's settings say and saved in store.
+func (h *Handler) catalogMember(catalog string, settings secondary.Config, store storage, origin string) *member {
+	cfg := settings
+	cfg.Origin, cfg.Store, cfg.File = origin, h.store, store.file(origin)
+	return h.secondaryMember(cfg, catalog)
+}
+
+// logMembers logs the member zones a catalog added or removed: each by
+// name where they are few, their count where a catalog brought many.
+func logMembers(catalog, what string, origins []string) {
+	if len(origins) > 10 {
+		log.Infof("Catalog zone %q: %d member zones %s", catalog, len(origins), what)
 		return
 	}
-	for o := range in {
-		if !notIn[o] {
-			log.Infof("Catalog zone %q: member zone %q %s", catalog, o, what)
-		}
+	for _, o := range origins {
+		log.Infof("Catalog zone %q: member zone %q %s", catalog, o, what)
 	}
 }
 
@@ -226,13 +226,7 @@ func logMembers(catalog string, n int, what string, in, notIn map[string]bool) {
 // every member is transferred, or none was for bulkStall, and the
 // garbage left is given back to the system then, as after a directory's
 // bulk load.
-func bulkTransfers(changes map[string]*member) {
-	var zones []*secondary.Zone
-	for _, m := range changes {
-		if m != nil {
-			zones = append(zones, m.zone)
-		}
-	}
+func bulkTransfers(zones []*secondary.Zone) {
 	if len(zones) < bulkLoad {
 		return
 	}

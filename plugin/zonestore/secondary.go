@@ -117,15 +117,11 @@ func (h *Handler) addSecondary(cfg secondary.Config) {
 // Its transfers, failures and NOTIFY count under its catalog's zone
 // label, and its log lines name it.
 func (h *Handler) secondaryMember(cfg secondary.Config, catalog string) *member {
-	origin, label, published := cfg.Origin, cfg.Origin, h.published
+	origin, label, published, errorf := cfg.Origin, cfg.Origin, h.published, log.Errorf
 	if catalog != "" {
-		label, published = catalog, h.publishedQuietly
+		label, published, errorf = catalog, h.publishedQuietly, h.cats.failuresOf(catalog).logf
 	}
 	cfg.Logf = log.Warningf
-	errorf := log.Errorf
-	if catalog != "" {
-		errorf = h.cats.failuresOf(catalog).logf
-	}
 	cfg.Events = transferEvents(label, func(kind string, err error) {
 		outcome := keeping(h.store.Get(origin))
 		if kind == secondary.Saved {

@@ -141,7 +141,14 @@ func (n *spanNotes) check(store *zonestore.Store, now time.Time) []signatureEven
 			}
 			fresh := &spanNote{z.Generation(), v, signaturesValid}
 			// Where a version published meanwhile noted itself, its note stays.
-			if seen && !n.m.CompareAndSwap(o, x, fresh) || !seen && !storeNew(&n.m, o, fresh) {
+			stored := false
+			if seen {
+				stored = n.m.CompareAndSwap(o, x, fresh)
+			} else {
+				_, loaded := n.m.LoadOrStore(o, fresh)
+				stored = !loaded
+			}
+			if !stored {
 				continue
 			}
 			note = fresh
@@ -159,12 +166,6 @@ func (n *spanNotes) check(store *zonestore.Store, now time.Time) []signatureEven
 		note.level = l
 	}
 	return events
-}
-
-// storeNew stores v under k where nothing is, and reports whether it did.
-func storeNew(m *sync.Map, k string, v any) bool {
-	_, loaded := m.LoadOrStore(k, v)
-	return !loaded
 }
 
 // watchSignatures checks the store's signed zones every watchEvery until
