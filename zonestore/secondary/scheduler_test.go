@@ -2,7 +2,6 @@ package secondary
 
 import (
 	"fmt"
-	"net"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -30,7 +29,7 @@ type zonesPrimary struct {
 func startZonesPrimary(t *testing.T, expire int) *zonesPrimary {
 	t.Helper()
 	p := &zonesPrimary{expire: expire, gates: map[string]chan struct{}{}, asked: map[string]int{}}
-	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+	p.addr = serve(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 		n := p.inFlight.Add(1)
 		for m := p.most.Load(); n > m && !p.most.CompareAndSwap(m, n); m = p.most.Load() {
 		}
@@ -61,20 +60,7 @@ func startZonesPrimary(t *testing.T, expire int) *zonesPrimary {
 		new(dns.Transfer).Out(w, r, ch)
 		w.Hijack()
 		w.Close()
-	})
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc, err := net.ListenPacket("udp", l.Addr().String())
-	if err != nil {
-		t.Skip("the TCP port's UDP twin is taken:", err)
-	}
-	p.addr = l.Addr().String()
-	udp, tcp := &dns.Server{PacketConn: pc, Handler: h}, &dns.Server{Listener: l, Handler: h}
-	go udp.ActivateAndServe()
-	go tcp.ActivateAndServe()
-	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
+	}))
 	return p
 }
 

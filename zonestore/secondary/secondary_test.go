@@ -40,7 +40,9 @@ func soa(serial string) string {
 	return "example.test. 300 SOA ns1.example.test. h.example.test. " + serial + " 3600 1 600 300"
 }
 
-func startPrimary(t *testing.T) *primary {
+// serve answers with h over UDP and TCP on one port of 127.0.0.1 until
+// the test ends, and returns the address.
+func serve(t *testing.T, h dns.Handler) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -55,8 +57,17 @@ func startPrimary(t *testing.T) *primary {
 			}
 		}
 	}
-	p := &primary{addr: l.Addr().String()}
-	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+	udp, tcp := &dns.Server{PacketConn: pc, Handler: h}, &dns.Server{Listener: l, Handler: h}
+	go udp.ActivateAndServe()
+	go tcp.ActivateAndServe()
+	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
+	return l.Addr().String()
+}
+
+func startPrimary(t *testing.T) *primary {
+	t.Helper()
+	p := &primary{}
+	p.addr = serve(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		q := r.Question[0]
@@ -83,11 +94,7 @@ func startPrimary(t *testing.T) *primary {
 		<-done
 		w.Hijack()
 		w.Close()
-	})
-	udp, tcp := &dns.Server{PacketConn: pc, Handler: h}, &dns.Server{Listener: l, Handler: h}
-	go udp.ActivateAndServe()
-	go tcp.ActivateAndServe()
-	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
+	}))
 	return p
 }
 
