@@ -296,8 +296,7 @@ func TestAliasServesStale(t *testing.T) {
 			t.Fatalf("%s: %q", addr, got)
 		}
 	}
-	up.cmd.Process.Kill()
-	up.cmd.Wait()
+	up.stop()
 	time.Sleep(1100 * time.Millisecond)
 	if got := rrs(ask(t, stale, "short.example.org.", dns.TypeA, false).Answer); got != "short.example.org. 30 A 192.0.2.9" {
 		t.Errorf("serve_stale, upstream gone: %q, want the last answer with TTL 30", got)

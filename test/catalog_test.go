@@ -84,8 +84,7 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 	// A Corefile reload while the primary is away: the members are still
 	// the catalog's, and served throughout, though the new configuration
 	// cannot transfer the catalog again.
-	knot.cmd.Process.Kill()
-	knot.cmd.Wait()
+	knot.stop()
 	os.WriteFile(path, []byte(corefile("    errors\n")), 0o644)
 	deadline := time.Now().Add(6 * time.Second)
 	for time.Now().Before(deadline) {

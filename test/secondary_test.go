@@ -165,8 +165,7 @@ func TestSecondaryFromKnot(t *testing.T) {
 	}
 
 	// The primary goes: the zone is served until it expires (4 s).
-	knot.cmd.Process.Kill()
-	knot.cmd.Wait()
+	knot.stop()
 	s.notifyRefresh(t)
 	if got := answerA(t, s.addr, "www.example.test."); got != "192.0.2.2" {
 		t.Fatalf("right after the primary went: %s", got)

@@ -132,6 +132,12 @@ func start(t testing.TB, name string, cmd *exec.Cmd, port int, zones ...string) 
 	return s
 }
 
+// stop ends a server started by start, as an outage or a restart would.
+func (s *server) stop() {
+	s.cmd.Process.Kill()
+	s.cmd.Wait()
+}
+
 // zoneFile is one zone a test serves.
 type zoneFile struct {
 	origin string

@@ -79,8 +79,8 @@ func TestSecondaryRestartsFromSavedCopy(t *testing.T) {
 	}
 
 	// ontime and Knot both stop; ontime starts again, Knot still down.
-	stop(s)
-	stop(knot.server)
+	s.stop()
+	knot.stop()
 	s = startCorefile(t, corefile, port, zones...)
 	for _, z := range zones {
 		if got := strings.Join(section(axfr(t, s.addr, z)), "\n"); got != transfers[z] {
@@ -114,8 +114,8 @@ func TestSecondaryRestartsFromSavedCopy(t *testing.T) {
 	})
 
 	// A copy last refreshed longer ago than its expire (600 s).
-	stop(s)
-	stop(knot.server)
+	s.stop()
+	knot.stop()
 	old := time.Now().Add(-700 * time.Second)
 	os.Chtimes(filepath.Join(storage, "example.test.zone"), old, old)
 	s = startCorefile(t, corefile, port, "member.test.")
@@ -131,12 +131,6 @@ func TestSecondaryRestartsFromSavedCopy(t *testing.T) {
 		fi, err := os.Stat(filepath.Join(storage, "example.test.zone"))
 		return err == nil && time.Since(fi.ModTime()) < time.Minute
 	})
-}
-
-// stop ends a server started by start, as a restart or an outage would.
-func stop(s *server) {
-	s.cmd.Process.Kill()
-	s.cmd.Wait()
 }
 
 // restart starts Knot again, after stop, with its configuration, journal
