@@ -107,32 +107,16 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 // server had over 1,000), a name under none of them is REFUSED, and the
 // members count in their catalog's series, with none of their own.
 func TestLargeCatalogFromKnot(t *testing.T) {
-	bin := knotd(t)
-	dir := t.TempDir()
-	port, knotPort := freeport.Get(t), freeport.Get(t)
+	port := freeport.Get(t)
 	const n = 1000
 	members := make([]string, n)
+	zones := []primaryZone{{origin: "catalog.invalid"}}
 	for i := range members {
 		members[i] = fmt.Sprintf("m%04d.test", i)
+		zones = append(zones, primaryZone{origin: members[i], text: zoneText(members[i], 1, fmt.Sprintf("www A 192.0.%d.%d", i/250, i%250+1))})
 	}
-	var b strings.Builder
-	knotServer(&b, dir, knotPort, "warning")
-	b.WriteString("acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n")
-	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n    acl: xfr\n")
-	b.WriteString("zone:\n")
-	for name, text := range map[string]string{"catalog.invalid": catalogZone(1, members...)} {
-		file := filepath.Join(dir, name+".zone")
-		os.WriteFile(file, []byte(text), 0o644)
-		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n", name, file)
-	}
-	for i, m := range members {
-		file := filepath.Join(dir, m+".zone")
-		os.WriteFile(file, []byte(zoneText(m, 1, fmt.Sprintf("www A 192.0.%d.%d", i/250, i%250+1))), 0o644)
-		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n", m, file)
-	}
-	conf := filepath.Join(dir, "knot.conf")
-	os.WriteFile(conf, []byte(b.String()), 0o644)
-	knot := start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, "catalog.invalid", members[n-1])
+	zones[0].text = catalogZone(1, members...)
+	knot := startKnotPrimaries(t, zones, nil, "", "whole")
 
 	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    prometheus %s\n    zonestore {\n        catalog catalog.invalid %s\n        transfers 10\n    }\n}\n", port, prom, knot.addr), port)
