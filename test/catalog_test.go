@@ -27,29 +27,13 @@ func catalogZone(serial int, members ...string) string {
 // catalog; a member dropped from it stops being served, and its copy in
 // the storage directory is removed. The catalog itself is not served.
 func TestCatalogZoneFromKnot(t *testing.T) {
-	bin := knotd(t)
-	dir := t.TempDir()
-	port, knotPort := freeport.Get(t), freeport.Get(t)
-	zones := map[string]string{
-		"catalog.invalid": catalogZone(1, "one.test", "two.test"),
-		"one.test":        zoneText("one.test", 1, "www A 192.0.2.1"),
-		"two.test":        zoneText("two.test", 1, "www A 192.0.2.2"),
-		"three.test":      zoneText("three.test", 1, "www A 192.0.2.3"),
-	}
-	var b strings.Builder
-	knotServer(&b, dir, knotPort, "info")
-	fmt.Fprintf(&b, "remote:\n  - id: ontime\n    address: 127.0.0.1@%d\n", port)
-	b.WriteString("acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n")
-	b.WriteString("template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: difference\n    journal-content: changes\n    notify: ontime\n    acl: xfr\n")
-	b.WriteString("zone:\n")
-	for name, text := range zones {
-		file := filepath.Join(dir, name+".zone")
-		os.WriteFile(file, []byte(text), 0o644)
-		fmt.Fprintf(&b, "  - domain: %s\n    file: %s\n", name, file)
-	}
-	conf := filepath.Join(dir, "knot.conf")
-	os.WriteFile(conf, []byte(b.String()), 0o644)
-	knot := start(t, "knotd", exec.Command(bin, "-c", conf), knotPort, "catalog.invalid", "one.test")
+	port := freeport.Get(t)
+	knot := startKnotPrimaries(t, []primaryZone{
+		{origin: "catalog.invalid", text: catalogZone(1, "one.test", "two.test")},
+		{origin: "one.test", text: zoneText("one.test", 1, "www A 192.0.2.1")},
+		{origin: "two.test", text: zoneText("two.test", 1, "www A 192.0.2.2")},
+		{origin: "three.test", text: zoneText("three.test", 1, "www A 192.0.2.3")},
+	}, []int{port}, "", "difference")
 
 	storage := t.TempDir()
 	corefile := func(extra string) string {
@@ -65,10 +49,8 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 		t.Fatalf("the catalog zone itself was served: %s", got)
 	}
 
-	os.WriteFile(filepath.Join(dir, "catalog.invalid.zone"), []byte(catalogZone(2, "two.test", "three.test")), 0o644)
-	if out, err := exec.Command("knotc", "-c", conf, "zone-reload", "catalog.invalid").CombinedOutput(); err != nil {
-		t.Fatalf("knotc: %v\n%s", err, out)
-	}
+	knot.write(t, "catalog.invalid", catalogZone(2, "two.test", "three.test"))
+	knot.reload(t)
 	eventually(t, "three.test added, one.test dropped", func() bool {
 		return answerA(t, s.addr, "www.three.test.") == "192.0.2.3" && answerA(t, s.addr, "www.one.test.") == "REFUSED"
 	})
