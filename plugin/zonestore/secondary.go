@@ -164,7 +164,8 @@ func transferEvents(origin string, failed func(kind string, err error), publishe
 
 // notify answers a NOTIFY (RFC 1996) for a secondary zone: from one of its
 // primaries, signed with the zone's TSIG key where it has one, it is
-// acknowledged (signed with the same key) and the zone refreshed at once;
+// acknowledged (signed with the same key) and the zone refreshed at once,
+// its primaries at that address no longer held unreachable;
 // anything else is refused, logged and counted. The signature was checked
 // by the server's reader (CoreDNS's, or codel's), which knows the key
 // because setup added it to the server's secrets; where the stock tsig
@@ -217,7 +218,7 @@ func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 		ack.SetTsig(key.Name, key.Algorithm, 300, time.Now().Unix())
 	}
 	w.WriteMsg(ack)
-	sec.Notify()
+	sec.NotifyFrom(ip)
 	return dns.RcodeSuccess, nil
 }
 

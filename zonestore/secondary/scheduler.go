@@ -28,6 +28,9 @@ type Scheduler struct {
 	ready  chan struct{} // a hint: the queue may hold a zone
 	stop   chan struct{}
 	closed bool
+	// the primaries that did not answer, not asked again for a while
+	// (unreachable.go)
+	unreach unreachable
 }
 
 // slot is a zone's place in its Scheduler, under the Scheduler's lock.
@@ -45,7 +48,7 @@ type slot struct {
 // NewScheduler starts workers (at least one) that refresh zones as they
 // come due.
 func NewScheduler(workers int) *Scheduler {
-	q := &Scheduler{zones: map[*Zone]struct{}{}, ready: make(chan struct{}, 1), stop: make(chan struct{})}
+	q := &Scheduler{zones: map[*Zone]struct{}{}, ready: make(chan struct{}, 1), stop: make(chan struct{}), unreach: unreachable{now: time.Now}}
 	for range max(workers, 1) {
 		go q.work()
 	}

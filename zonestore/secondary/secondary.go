@@ -118,6 +118,15 @@ func (s *Zone) Notify() {
 	}
 }
 
+// NotifyFrom is Notify for a NOTIFY that came from ip: its Scheduler
+// forgets that the primaries at ip did not answer, if they had not.
+func (s *Zone) NotifyFrom(ip net.IP) {
+	if q := s.sched.Load(); q != nil {
+		q.unreach.heardFrom(ip)
+		q.notify(s)
+	}
+}
+
 // Loaded reports whether the zone has been transferred once.
 func (s *Zone) Loaded() bool { return s.cfg.Store.Get(s.cfg.Origin) != nil }
 
@@ -212,12 +221,30 @@ func (s *Zone) checkExpiry(cur *zonestore.Zone) {
 
 // Refresh asks the primaries for the zone's serial and transfers it when
 // it is newer: IXFR when a version is held, falling back to AXFR when the
-// IXFR fails or does not apply.
+// IXFR fails or does not apply. Once the zone is scheduled, a primary its
+// Scheduler holds unreachable is not asked (unreachable.go).
 func (s *Zone) Refresh() error {
 	cur := s.cfg.Store.Get(s.cfg.Origin)
+	var unreach *unreachable
+	if q := s.sched.Load(); q != nil {
+		unreach = &q.unreach
+	}
 	var errs []error
 	for _, primary := range s.cfg.Primaries {
-		err := s.refreshFrom(primary, cur)
+		var err error
+		if until, held := unreach.held(primary); held {
+			err = fmt.Errorf("not asked: it did not answer the last queries; asked again from %s", until.Format(time.TimeOnly))
+			s.event(firstKind(cur), nil, err)
+		} else {
+			err = s.refreshFrom(primary, cur)
+			switch {
+			case unreach == nil:
+			case noAnswer(err):
+				unreach.missed(primary)
+			default:
+				unreach.answered(primary)
+			}
+		}
 		if err == nil {
 			s.lastOK.Store(time.Now().UnixNano())
 			s.keepSaved()
@@ -226,6 +253,15 @@ func (s *Zone) Refresh() error {
 		errs = append(errs, fmt.Errorf("%s: %w", primary, err))
 	}
 	return errors.Join(errs...)
+}
+
+// firstKind is what a refresh asks first: the SOA when a version is held,
+// else the whole zone.
+func firstKind(cur *zonestore.Zone) string {
+	if cur == nil {
+		return AXFR
+	}
+	return SOA
 }
 
 func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) error {
@@ -247,6 +283,9 @@ func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) error {
 	}
 	if err := s.ixfr(primary, cur); err != nil {
 		s.event(IXFR, nil, err)
+		if noAnswer(err) { // an AXFR would hold the worker as long again
+			return fmt.Errorf("IXFR: %w", err)
+		}
 		s.cfg.Logf("IXFR of %q from %s failed, falling back to AXFR: %v", s.cfg.Origin, primary, err)
 		return s.axfr(primary, cur)
 	}
