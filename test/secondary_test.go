@@ -263,3 +263,40 @@ func TestSecondaryWithTSIG(t *testing.T) {
 		t.Fatalf("%v refused NOTIFYs counted, want 4", got)
 	}
 }
+
+// TestSecondaryLimits: the block's limits reach its secondary zones. With
+// `max_records 3`, a zone of Knot's of five records is never served
+// (SERVFAIL), the failure logged and counted, while the same zone beside
+// it without the limit is; with `refresh 0s 1s`, the zone is asked for
+// its serial every second, though its SOA says an hour.
+func TestSecondaryLimits(t *testing.T) {
+	free, small, often := freeport.Get(t), freeport.Get(t), freeport.Get(t)
+	knot := startKnotPrimary(t, "example.test", secondaryZone(1, "www A 192.0.2.1", "mail A 192.0.2.2"), free, "")
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	block := func(port int, limits string) string {
+		return fmt.Sprintf("example.test:%d {\n    bind 127.0.0.1\n    prometheus %s\n    zonestore {\n        secondary example.test %s\n%s    }\n}\n",
+			port, prom, knot.addr, limits)
+	}
+	s := startCorefile(t, block(free, "")+block(small, "        max_records 3\n")+block(often, "        refresh 0s 1s\n"), free, "example.test")
+	if got := answerA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
+		t.Fatalf("without a limit: www %s", got)
+	}
+	smallAddr := fmt.Sprintf("127.0.0.1:%d", small)
+	eventually(t, "the limit's failure logged", func() bool { return strings.Contains(s.log.String(), "more than max_records 3") })
+	if got := answerA(t, smallAddr, "www.example.test."); got != "SERVFAIL" {
+		t.Fatalf("a zone of 5 records with max_records 3: www %s, want SERVFAIL", got)
+	}
+	if got := answerA(t, fmt.Sprintf("127.0.0.1:%d", often), "www.example.test."); got != "192.0.2.1" {
+		t.Fatalf("with refresh 0s 1s: www %s", got)
+	}
+	// Three blocks share the metric's series, one zone label; only the
+	// last refreshes without news.
+	current := func() float64 {
+		return metric(t, prom, `coredns_zonestore_transfers_total{result="current",type="current",zone="example.test."}`)
+	}
+	before := current()
+	time.Sleep(3 * time.Second)
+	if n := current() - before; n < 2 {
+		t.Errorf("%v refreshes in 3 s with refresh 0s 1s, want 2 or more", n)
+	}
+}

@@ -83,9 +83,9 @@ func (h *Handler) addCatalog(cfg secondary.Config, store storage) {
 }
 
 // memberSettings are what a catalog's members take from it: its
-// primaries, key and verification.
+// primaries, key, verification and limits.
 func memberSettings(catalog secondary.Config) secondary.Config {
-	return secondary.Config{Primaries: catalog.Primaries, TSIG: catalog.TSIG, Verify: catalog.Verify}
+	return secondary.Config{Primaries: catalog.Primaries, TSIG: catalog.TSIG, Verify: catalog.Verify, Limits: catalog.Limits}
 }
 
 // applyCatalog makes the block's member zones those the catalog names,

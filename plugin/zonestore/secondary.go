@@ -2,6 +2,8 @@ package zonestore
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"sync"
@@ -19,6 +21,36 @@ import (
 // the primary has news) of the block's secondary zones run at once,
 // without `transfers N`: BIND's transfers-in.
 const transfersDefault = 10
+
+// limitsDefault holds a primary's SOA timers above Knot's floors (its
+// refresh-min-interval, retry-min-interval and expire-min-interval): an
+// SOA with a refresh of 0 would otherwise have a zone refreshed ten times
+// a second. No ceilings, and no limit on a zone's size, as in Knot and
+// BIND.
+var limitsDefault = secondary.Limits{
+	Refresh: secondary.Bounds{Min: 2 * time.Second},
+	Retry:   secondary.Bounds{Min: time.Second},
+	Expire:  secondary.Bounds{Min: 3 * time.Second},
+}
+
+// parseBounds reads `MIN [MAX]`: durations, MAX 0 or absent for none.
+func parseBounds(args []string) (secondary.Bounds, error) {
+	if len(args) != 1 && len(args) != 2 {
+		return secondary.Bounds{}, errors.New("MIN [MAX] expected, as durations (30s, 1h)")
+	}
+	var d [2]time.Duration
+	for i, a := range args {
+		v, err := time.ParseDuration(a)
+		if err != nil || v < 0 {
+			return secondary.Bounds{}, fmt.Errorf("%q is not a duration of 0 or more (30s, 1h)", a)
+		}
+		d[i] = v
+	}
+	if d[1] != 0 && d[1] < d[0] {
+		return secondary.Bounds{}, fmt.Errorf("the most, %s, is less than the least, %s", d[1], d[0])
+	}
+	return secondary.Bounds{Min: d[0], Max: d[1]}, nil
+}
 
 // secondaries is the block's secondary zones (catalog zones among them).
 // Queries read the set without a lock (a copy-on-write map); catalog

@@ -99,6 +99,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		var tsig *secondary.TSIG
 		var store storage
 		transfers := false
+		limits, limited := limitsDefault, false
 		for c.NextBlock() {
 			switch c.Val() {
 			case "fallthrough":
@@ -209,6 +210,31 @@ func parse(c *caddy.Controller) (*Handler, error) {
 					return nil, c.Errf("transfers %q: a number of refreshes at once from 1 to 1000 is expected", t[0])
 				}
 				h.secs.workers, transfers = n, true
+			case "refresh", "retry", "expire": // refresh MIN [MAX]: the SOA's timer held within
+				name := c.Val()
+				b, err := parseBounds(c.RemainingArgs())
+				if err != nil {
+					return nil, c.Errf("%s: %v", name, err)
+				}
+				switch name {
+				case "refresh":
+					limits.Refresh = b
+				case "retry":
+					limits.Retry = b
+				default:
+					limits.Expire = b
+				}
+				limited = true
+			case "max_records": // max_records N: the most records a transferred zone may have
+				t := c.RemainingArgs()
+				if len(t) != 1 {
+					return nil, c.ArgErr()
+				}
+				n, err := strconv.Atoi(t[0])
+				if err != nil || n < 0 {
+					return nil, c.Errf("max_records %q: a number of records is expected (0: no limit)", t[0])
+				}
+				limits.MaxRecords, limited = n, true
 			case "tsig": // tsig NAME SECRET [ALGORITHM], for the secondaries' transfers
 				t := c.RemainingArgs()
 				if len(t) != 2 && len(t) != 3 {
@@ -227,11 +253,11 @@ func parse(c *caddy.Controller) (*Handler, error) {
 			verifier = (*zonestore.Zone).VerifyZONEMD
 		}
 		for _, cfg := range secs {
-			cfg.TSIG, cfg.Store, cfg.Verify, cfg.File = tsig, h.store, verifier, store.file(cfg.Origin)
+			cfg.TSIG, cfg.Store, cfg.Verify, cfg.File, cfg.Limits = tsig, h.store, verifier, store.file(cfg.Origin), limits
 			h.addSecondary(cfg)
 		}
 		for _, cfg := range cats {
-			cfg.TSIG, cfg.Verify = tsig, verifier
+			cfg.TSIG, cfg.Verify, cfg.Limits = tsig, verifier, limits
 			h.addCatalog(cfg, store)
 			h.keepMembers(cfg, store, prev.membersBefore(cfg.Origin))
 		}
@@ -244,6 +270,9 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		}
 		if transfers && len(secs) == 0 {
 			return nil, c.Err("transfers is for the secondary and catalog zones of the block, and it has none")
+		}
+		if limited && len(secs) == 0 {
+			return nil, c.Err("refresh, retry, expire and max_records are for the secondary and catalog zones of the block, and it has none")
 		}
 		if tsig != nil {
 			// The server's reader verifies a signed message before the

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/coredns/caddy"
+
+	"github.com/ontimedns/ontime/zonestore/secondary"
 )
 
 // TestSetupTakesFileSyntax: every form stock file accepts is accepted, with
@@ -143,7 +145,40 @@ func TestSetupTakesSecondaries(t *testing.T) {
 	if h.secs.workers != 4 {
 		t.Fatalf("transfers 4: %d workers", h.secs.workers)
 	}
+	if got := h.secs.get("example.org.").zone.Limits(); got != limitsDefault {
+		t.Fatalf("limits by default: %+v, want %+v", got, limitsDefault)
+	}
+
+	// refresh, retry, expire and max_records: every secondary and catalog
+	// zone of the block, and the catalogs' members, take them.
+	c = caddy.NewTestController("dns", "zonestore {\n secondary example.org 127.0.0.1\n catalog catalog.invalid 192.0.2.1\n refresh 5m 24h\n retry 30s\n expire 1h 0\n max_records 1000\n}")
+	c.ServerBlockKeys = []string{"."}
+	if h, err = parse(c); err != nil {
+		t.Fatal(err)
+	}
+	want := secondary.Limits{Refresh: secondary.Bounds{Min: 5 * time.Minute, Max: 24 * time.Hour}, Retry: secondary.Bounds{Min: 30 * time.Second},
+		Expire: secondary.Bounds{Min: time.Hour}, MaxRecords: 1000}
+	for _, o := range []string{"example.org.", "catalog.invalid."} {
+		if got := h.secs.get(o).zone.Limits(); got != want {
+			t.Errorf("%s: limits %+v, want %+v", o, got, want)
+		}
+	}
+	if got := h.catalogMember("catalog.invalid.", memberSettings(secondary.Config{Limits: want}), "", "m.test.").zone.Limits(); got != want {
+		t.Errorf("a catalog's member: limits %+v, want its catalog's %+v", got, want)
+	}
+
 	for _, bad := range []string{
+		"zonestore {\n secondary example.org 127.0.0.1\n refresh\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n refresh 1m 1h 1d\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n refresh often\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n retry -1s\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n expire 1h 1m\n}", // the most below the least
+		"zonestore {\n secondary example.org 127.0.0.1\n max_records\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n max_records -1\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n max_records lots\n}",
+		"zonestore {\n directory " + t.TempDir() + "\n refresh 1m\n}",     // no secondary zone
+		"zonestore {\n directory " + t.TempDir() + "\n max_records 10\n}", // no secondary zone
+
 		"zonestore {\n secondary example.org\n}",                       // no primary
 		"zonestore {\n secondary example.org 127.0.0.1:x\n}",           // bad address
 		"zonestore {\n secondary example.org 127.0.0.1\n tsig xfr.\n}", // no secret

@@ -49,6 +49,35 @@ type Config struct {
 	// Scheduler.Add finds the version to serve before its first refresh
 	// (stored.go).
 	File string
+	// Limits bound what the primary's zone may ask of this server.
+	Limits Limits
+}
+
+// Limits bound what a primary's zone may ask of this server: how often
+// it is refreshed, how long it is served without a refresh, and how
+// large it may be. A primary's SOA with a refresh interval of one second,
+// among a catalog's 100,000 members, would have this server ask it
+// 100,000 questions a second; one whose transfer never ends would have
+// it take every record into memory. The timers as Knot bounds them
+// (refresh-min-interval and its kin), the size as BIND does (max-records).
+type Limits struct {
+	Refresh, Retry, Expire Bounds
+	// MaxRecords, if not 0, is the most records a version may have: an
+	// AXFR of more is cut off and fails, an IXFR of more falls back to
+	// AXFR, and a version built of more is not published.
+	MaxRecords int
+}
+
+// Bounds hold an SOA timer within [Min, Max]; a zero bound is no bound.
+type Bounds struct{ Min, Max time.Duration }
+
+// of returns seconds of an SOA timer, held within b.
+func (b Bounds) of(seconds uint32) time.Duration {
+	d := time.Duration(seconds) * time.Second
+	if b.Max > 0 {
+		d = min(d, b.Max)
+	}
+	return max(d, b.Min)
 }
 
 // Kinds of transfer, as Events reports them.
@@ -97,6 +126,9 @@ func (s *Zone) Origin() string { return s.cfg.Origin }
 // Key returns the zone's TSIG key, nil if it has none: its transfers are
 // signed with it, and so must a NOTIFY for it be.
 func (s *Zone) Key() *TSIG { return s.cfg.TSIG }
+
+// Limits returns the bounds on the zone's timers and size.
+func (s *Zone) Limits() Limits { return s.cfg.Limits }
 
 // IsPrimary reports whether ip is one of the zone's primaries: NOTIFY is
 // taken from them only (RFC 1996 section 3.10).
@@ -154,9 +186,9 @@ func (s *Zone) step() time.Duration {
 		}
 		wait = s.slot.backoff
 	case err == nil:
-		wait = time.Duration(cur.SOA().Refresh) * time.Second
+		wait = s.cfg.Limits.Refresh.of(cur.SOA().Refresh)
 	default:
-		wait = time.Duration(cur.SOA().Retry) * time.Second
+		wait = s.cfg.Limits.Retry.of(cur.SOA().Retry)
 	}
 	s.armExpiry()
 	return max(wait, 100*time.Millisecond)
@@ -205,7 +237,13 @@ func (s *Zone) expiresIn(cur *zonestore.Zone) time.Duration {
 		return 0
 	}
 	last := s.lastOK.Load()
-	return time.Duration(last) + time.Duration(cur.SOA().Expire)*time.Second - time.Duration(time.Now().UnixNano())
+	return time.Duration(last) + s.expireOf(cur) - time.Duration(time.Now().UnixNano())
+}
+
+// expireOf is how long z is served without a refresh: its SOA expire,
+// within the limits.
+func (s *Zone) expireOf(z *zonestore.Zone) time.Duration {
+	return s.cfg.Limits.Expire.of(z.SOA().Expire)
 }
 
 // checkExpiry marks the zone expired once its SOA expire has passed since
@@ -215,7 +253,7 @@ func (s *Zone) checkExpiry(cur *zonestore.Zone) {
 		return
 	}
 	if err := s.cfg.Store.Publish(cur, cur.WithExpired(true), true); err == nil {
-		s.cfg.Logf("Zone %q expired: no refresh from its primaries for %ds; answering SERVFAIL", s.cfg.Origin, cur.SOA().Expire)
+		s.cfg.Logf("Zone %q expired: no refresh from its primaries for %s; answering SERVFAIL", s.cfg.Origin, s.expireOf(cur))
 	}
 }
 
@@ -346,13 +384,24 @@ func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A whole zone of MaxRecords records comes with its SOA twice.
+	limit := s.cfg.Limits.MaxRecords + 1
 	var rrs []dns.RR
 	var failed error
 	for e := range env {
 		if e.Error != nil && failed == nil {
 			failed = e.Error
 		}
+		if failed != nil {
+			continue // the rest of what was read, until the channel closes
+		}
 		rrs = append(rrs, e.RR...)
+		if limit > 1 && len(rrs) > limit {
+			// Cut off: closing the connection ends the reader's loop.
+			failed = fmt.Errorf("%w: more than max_records %d", errTooLarge, s.cfg.Limits.MaxRecords)
+			t.Close()
+			rrs = nil
+		}
 	}
 	if failed != nil {
 		return nil, failed
@@ -362,6 +411,9 @@ func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, error) {
 	}
 	return rrs, nil
 }
+
+// errTooLarge is a transfer or a version past Limits.MaxRecords.
+var errTooLarge = errors.New("zone too large")
 
 // axfr transfers the whole zone and publishes it over cur.
 func (s *Zone) axfr(primary string, cur *zonestore.Zone) error {
@@ -443,6 +495,8 @@ func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
 	case z == nil:
 		s.event(Current, nil, nil)
 		return nil
+	case s.cfg.Limits.MaxRecords > 0 && z.Records() > s.cfg.Limits.MaxRecords:
+		return fmt.Errorf("%w: %d records, more than max_records %d", errTooLarge, z.Records(), s.cfg.Limits.MaxRecords)
 	}
 	if err := s.verify(z); err != nil {
 		return err

@@ -131,9 +131,12 @@ func (s *Zone) restore() {
 	if err == nil {
 		err = s.verify(z)
 	}
+	if max := s.cfg.Limits.MaxRecords; err == nil && max > 0 && z.Records() > max {
+		err = fmt.Errorf("%w: %d records, more than max_records %d", errTooLarge, z.Records(), max)
+	}
 	expired := false
 	if err == nil {
-		if expired = time.Since(refreshed) >= time.Duration(z.SOA().Expire)*time.Second; expired {
+		if expired = time.Since(refreshed) >= s.expireOf(z); expired {
 			z = z.WithExpired(true)
 		}
 		err = s.cfg.Store.Publish(nil, z, true)
@@ -147,8 +150,8 @@ func (s *Zone) restore() {
 	s.saved.serial, s.saved.known = z.Serial(), true
 	s.saved.mu.Unlock()
 	if expired {
-		s.cfg.Logf("Zone %q: its saved copy (serial %d) was last refreshed at %s, longer ago than its SOA expire (%ds): answering SERVFAIL until a primary answers",
-			s.cfg.Origin, z.Serial(), refreshed.UTC().Format(time.RFC3339), z.SOA().Expire)
+		s.cfg.Logf("Zone %q: its saved copy (serial %d) was last refreshed at %s, longer ago than its expire (%s): answering SERVFAIL until a primary answers",
+			s.cfg.Origin, z.Serial(), refreshed.UTC().Format(time.RFC3339), s.expireOf(z))
 	}
 	s.event(Restored, z, nil)
 }

@@ -1,0 +1,153 @@
+package secondary
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
+)
+
+func TestBounds(t *testing.T) {
+	for _, c := range []struct {
+		b       Bounds
+		seconds uint32
+		want    time.Duration
+	}{
+		{Bounds{}, 3600, time.Hour},
+		{Bounds{}, 0, 0},
+		{Bounds{Min: 2 * time.Second}, 0, 2 * time.Second},
+		{Bounds{Min: 2 * time.Second}, 3600, time.Hour},
+		{Bounds{Max: time.Minute}, 3600, time.Minute},
+		{Bounds{Max: time.Minute}, 30, 30 * time.Second},
+		{Bounds{Min: time.Second, Max: time.Minute}, 1 << 31, time.Minute},
+	} {
+		if got := c.b.of(c.seconds); got != c.want {
+			t.Errorf("%+v of %d s: %v, want %v", c.b, c.seconds, got, c.want)
+		}
+	}
+}
+
+// TestTimersWithinLimits: the waits a refresh leaves before the next, and
+// the expire, are the SOA's (refresh 3600, retry 1, expire 600) held
+// within the limits.
+func TestTimersWithinLimits(t *testing.T) {
+	p := startZonesPrimary(t, 600)
+	store := zonestore.NewStore()
+	z := New(Config{Origin: "timers.test.", Primaries: []string{p.addr}, Store: store, Timeout: 300 * time.Millisecond,
+		Limits: Limits{Refresh: Bounds{Max: 10 * time.Minute}, Retry: Bounds{Min: 5 * time.Minute}, Expire: Bounds{Min: time.Hour}}})
+	if wait := z.step(); wait != 10*time.Minute {
+		t.Errorf("after a good refresh: next in %v, want the refresh (1 h) held to 10m", wait)
+	}
+	if left := z.expiresIn(store.Get("timers.test.")); left < 59*time.Minute || left > time.Hour {
+		t.Errorf("expires in %v, want the expire (600 s) held to 1 h", left)
+	}
+	z.cfg.Primaries = []string{"127.0.0.1:9"} // nothing there
+	if wait := z.step(); wait != 5*time.Minute {
+		t.Errorf("after a failed refresh: next in %v, want the retry (1 s) held to 5m", wait)
+	}
+}
+
+// TestMaxRecords: a version of more than MaxRecords records is never
+// published: an AXFR of more fails, an IXFR whose result has more falls
+// back to AXFR, and neither replaces the version served.
+func TestMaxRecords(t *testing.T) {
+	p := startPrimary(t)
+	store := zonestore.NewStore()
+	ev := &events{}
+	sec := New(Config{Origin: "example.test.", Primaries: []string{p.addr}, Store: store, Events: ev.add, Limits: Limits{MaxRecords: 5}})
+	var hosts []string
+	for i := range 4 {
+		hosts = append(hosts, fmt.Sprintf("h%d.example.test. 300 A 192.0.2.%d", i, i+1))
+	}
+	p.set(1, zoneV(t, "1", hosts...), nil) // 7 records
+	if err := sec.Refresh(); !errors.Is(err, errTooLarge) || store.Get("example.test.") != nil {
+		t.Fatalf("an AXFR of 7 records with max 5: %v, zone %v", err, store.Get("example.test."))
+	}
+	p.set(1, zoneV(t, "1", hosts[:2]...), nil) // 5 records: the limit
+	if err := sec.Refresh(); err != nil || answer(store, "h1.example.test.") != "192.0.2.2" {
+		t.Fatalf("an AXFR of 5 records: %v, h1 %s", err, answer(store, "h1.example.test."))
+	}
+	ixfr := rrs(t, soa("2"), soa("1"), soa("2"), hosts[2], hosts[3], soa("2"))
+	p.set(2, zoneV(t, "2", hosts...), ixfr)
+	cur := store.Get("example.test.")
+	if err := sec.Refresh(); !errors.Is(err, errTooLarge) || store.Get("example.test.") != cur {
+		t.Fatalf("an IXFR to 7 records: %v; the version changed", err)
+	}
+	if p.asked() != "SOA IXFR AXFR" {
+		t.Fatalf("asked %q, want the AXFR fallback", p.asked())
+	}
+	if want := "axfr failed, axfr 1, ixfr failed, axfr failed"; ev.String() != want {
+		t.Fatalf("events %q, want %q", ev, want)
+	}
+
+	// A saved copy of more (written before the limit was lowered) is not
+	// served either.
+	big, err := wholeZone("example.test.", zoneV(t, "2", hosts...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "example.test.zone")
+	if err := save(file, big); err != nil {
+		t.Fatal(err)
+	}
+	ev, store = &events{}, zonestore.NewStore()
+	New(Config{Origin: "example.test.", Store: store, Events: ev.add, File: file, Limits: Limits{MaxRecords: 5}}).restore()
+	if store.Get("example.test.") != nil || ev.String() != "restored failed" {
+		t.Fatalf("a saved copy of 7 records with max 5: served %v, events %q", store.Get("example.test.") != nil, ev)
+	}
+}
+
+// TestMaxRecordsCutsATransferOff: an AXFR that goes on past MaxRecords is
+// cut off there, not read to its end, and the primary is not held as
+// unreachable for it: it answered.
+func TestMaxRecordsCutsATransferOff(t *testing.T) {
+	sent := make(chan int, 1)
+	addr := serve(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		ch := make(chan *dns.Envelope)
+		done := make(chan struct{})
+		go func() { new(dns.Transfer).Out(w, r, ch); close(done) }()
+		n := 0
+		defer func() { sent <- n }()
+		ch <- &dns.Envelope{RR: zoneV(t, "1")[:3]}
+		for i := 0; i < 1000; i++ { // 100,000 more, unless the reader goes
+			var batch []dns.RR
+			for j := range 100 {
+				batch = append(batch, rrs(t, fmt.Sprintf("h%d-%d.example.test. 300 A 192.0.2.1", i, j))...)
+			}
+			select {
+			case ch <- &dns.Envelope{RR: batch}:
+				n += len(batch)
+			case <-done:
+				return
+			}
+		}
+		close(ch)
+		<-done
+	}))
+	q := NewScheduler(1)
+	t.Cleanup(q.Stop)
+	sec := New(Config{Origin: "example.test.", Primaries: []string{addr}, Store: zonestore.NewStore(), Limits: Limits{MaxRecords: 1000}})
+	sec.sched.Store(q) // its Scheduler's record of unreachable primaries, without a turn on it
+	if err := sec.Refresh(); !errors.Is(err, errTooLarge) {
+		t.Fatalf("refresh: %v, want too large", err)
+	}
+	n := <-sent
+	t.Logf("the primary sent %d records", n)
+	if n >= 100000 {
+		t.Errorf("the primary sent all %d records: the transfer was not cut off", n)
+	}
+	if _, held := q.unreach.held(addr); held {
+		t.Error("a primary that answered held as unreachable")
+	}
+	q.unreach.mu.Lock()
+	misses := q.unreach.by[addr]
+	q.unreach.mu.Unlock()
+	if misses != nil {
+		t.Errorf("a transfer cut off counted as a miss: %+v", misses)
+	}
+}
