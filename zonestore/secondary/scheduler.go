@@ -81,38 +81,57 @@ func (q *Scheduler) Add(z *Zone) {
 	z.armExpiry() // for a version held already, restored or carried
 }
 
-// Remove stops refreshing z; a refresh under way finishes.
+// Remove stops refreshing z. A refresh under way finishes, and publishes
+// and saves nothing: once Remove returns, z's origin may be another
+// zone's, or none.
 func (q *Scheduler) Remove(z *Zone) {
 	q.mu.Lock()
-	defer q.mu.Unlock()
-	q.remove(z)
+	removed := q.remove(z)
+	q.mu.Unlock()
+	if removed {
+		z.retire() // off the lock: it waits for a copy being written
+	}
 }
 
-func (q *Scheduler) remove(z *Zone) {
+func (q *Scheduler) remove(z *Zone) bool {
 	if z.slot.sched != q || z.slot.removed {
-		return
+		return false
 	}
 	z.slot.removed = true
 	z.slot.timer.Stop()
 	z.slot.expiry.Stop()
 	delete(q.zones, z)
+	return true
 }
 
 // Stop removes every zone and stops the workers. It does not wait for the
-// refreshes under way (a transfer may take long): each finishes, and may
-// publish its version, as one would have before Stop.
+// refreshes under way (a transfer may take long): each finishes, and
+// publishes nothing, as after Remove (a Corefile reload's zones, which
+// take the old ones' places, refresh at once).
 func (q *Scheduler) Stop() {
+	for _, z := range q.close() {
+		z.retire() // off the lock, as in Remove
+	}
+}
+
+// close marks q closed, removes every zone and stops the workers; it
+// returns the zones removed.
+func (q *Scheduler) close() []*Zone {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	if q.closed {
-		return
+		return nil
 	}
 	q.closed = true
+	var removed []*Zone
 	for z := range q.zones {
-		q.remove(z)
+		if q.remove(z) {
+			removed = append(removed, z)
+		}
 	}
 	q.queue = nil
 	close(q.stop)
+	return removed
 }
 
 // Queued returns how many zones are due and waiting for a worker.

@@ -2,6 +2,8 @@ package secondary
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -200,5 +202,36 @@ func TestARemovedZoneJudgesNoVersion(t *testing.T) {
 	time.Sleep(1500 * time.Millisecond)
 	if store.Get("short.test.").Expired() {
 		t.Fatal("a removed zone's expiry marked the version served expired")
+	}
+}
+
+// TestARemovedZonePublishesNothing: a zone removed while its first
+// transfer is under way does not publish it when it ends, nor save it:
+// its origin is no zone's any more (a catalog's member dropped), or
+// another's.
+func TestARemovedZonePublishesNothing(t *testing.T) {
+	p, store, q := scheduled(t, 600, 1)
+	gate := make(chan struct{})
+	p.mu.Lock()
+	p.gates["gone.test."] = gate
+	p.mu.Unlock()
+	file := filepath.Join(t.TempDir(), "gone.test.zone")
+	ev := &events{}
+	z := New(Config{Origin: "gone.test.", Primaries: []string{p.addr}, Store: store, File: file, Events: ev.add})
+	q.Add(z)
+	waitFor(t, "gone.test's transfer under way", func() bool { return p.askedFor("gone.test.") > 0 })
+	q.Remove(z)
+	close(gate)
+	waitFor(t, "the worker free again", func() bool { return p.inFlight.Load() == 0 && q.Queued() == 0 })
+	other := p.add(q, store, "other.test.") // on the same worker, after gone.test's refresh
+	waitFor(t, "other.test transferred", other.Loaded)
+	if store.Get("gone.test.") != nil {
+		t.Error("a removed zone's transfer, ended after, was published")
+	}
+	if _, err := os.Stat(file); !os.IsNotExist(err) {
+		t.Errorf("a removed zone's transfer, ended after, was saved: %v", err)
+	}
+	if ev.String() != "" {
+		t.Errorf("a removed zone reported %q", ev)
 	}
 }

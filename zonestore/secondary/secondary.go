@@ -15,6 +15,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -99,6 +100,11 @@ type Zone struct {
 	saved  savedCopy
 	slot   slot                      // its place in the Scheduler that refreshes it
 	sched  atomic.Pointer[Scheduler] // that Scheduler, for Notify; nil before Add
+	// pub is held to publish a version or write its copy, and to retire:
+	// once removed from its Scheduler, the zone publishes and saves
+	// nothing more, though a refresh was under way.
+	pub     sync.Mutex
+	retired bool
 }
 
 // New returns a secondary zone; a Scheduler keeps it (Scheduler.Add).
@@ -118,6 +124,31 @@ func New(cfg Config) *Zone {
 	// expire timer starts now, not at a refresh nobody remembers.
 	z.lastOK.Store(time.Now().UnixNano())
 	return z
+}
+
+// errRetired is a version a removed zone did not publish.
+var errRetired = errors.New("the zone was removed: version not published")
+
+// publish publishes z over old in the store, unless the zone is retired.
+// A zone removed while its first transfer was under way would otherwise
+// publish a zone no one serves on purpose: the store makes a place for a
+// version over none, and a catalog's member it dropped, or a Corefile's
+// zone gone, would be answered from then on, never refreshed.
+func (s *Zone) publish(old, z *zonestore.Zone, force bool) error {
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	if s.retired {
+		return errRetired
+	}
+	return s.cfg.Store.Publish(old, z, force)
+}
+
+// retire makes the zone publish and save nothing more; it waits for a
+// publish or a save under way.
+func (s *Zone) retire() {
+	s.pub.Lock()
+	s.retired = true
+	s.pub.Unlock()
 }
 
 // Origin returns the zone's origin.
@@ -252,7 +283,7 @@ func (s *Zone) checkExpiry(cur *zonestore.Zone) {
 	if cur.Expired() || s.expiresIn(cur) > 0 {
 		return
 	}
-	if err := s.cfg.Store.Publish(cur, cur.WithExpired(true), true); err == nil {
+	if err := s.publish(cur, cur.WithExpired(true), true); err == nil {
 		s.cfg.Logf("Zone %q expired: no refresh from its primaries for %s; answering SERVFAIL", s.cfg.Origin, s.expireOf(cur))
 	}
 }
@@ -314,7 +345,7 @@ func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) error {
 	}
 	if !zonestore.SerialNewer(serial, cur.Serial()) {
 		if cur.Expired() { // back in touch with a primary: serve it again
-			s.cfg.Store.Publish(cur, cur.WithExpired(false), true)
+			s.publish(cur, cur.WithExpired(false), true)
 		}
 		s.event(Current, nil, nil)
 		return nil
@@ -331,6 +362,9 @@ func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) error {
 }
 
 func (s *Zone) event(kind string, z *zonestore.Zone, err error) {
+	if errors.Is(err, errRetired) {
+		return // no failure: the zone is no one's to report on
+	}
 	if s.cfg.Events != nil {
 		s.cfg.Events(kind, z, err)
 	}
@@ -439,7 +473,7 @@ func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone) error {
 	if err := s.verify(z); err != nil {
 		return err
 	}
-	if err := s.cfg.Store.Publish(cur, z, cur == nil); err != nil {
+	if err := s.publish(cur, z, cur == nil); err != nil {
 		return err
 	}
 	s.event(AXFR, z, nil)
@@ -501,7 +535,7 @@ func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
 	if err := s.verify(z); err != nil {
 		return err
 	}
-	if err := s.cfg.Store.Publish(cur, z, false); err != nil {
+	if err := s.publish(cur, z, false); err != nil {
 		return err
 	}
 	if whole {

@@ -139,7 +139,7 @@ func (s *Zone) restore() {
 		if expired = time.Since(refreshed) >= s.expireOf(z); expired {
 			z = z.WithExpired(true)
 		}
-		err = s.cfg.Store.Publish(nil, z, true)
+		err = s.publish(nil, z, true)
 	}
 	if err != nil {
 		s.event(Restored, nil, fmt.Errorf("saved copy %s: %w", s.cfg.File, err))
@@ -162,6 +162,13 @@ func (s *Zone) restore() {
 func (s *Zone) keepSaved() {
 	cur := s.cfg.Store.Get(s.cfg.Origin)
 	if s.cfg.File == "" || cur == nil {
+		return
+	}
+	// Under pub: a zone removed (its copy dropped, or about to be, and
+	// perhaps a new zone of its origin about to read the file) writes none.
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	if s.retired {
 		return
 	}
 	s.saved.mu.Lock()
