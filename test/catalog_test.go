@@ -130,3 +130,77 @@ func TestLargeCatalogFromKnot(t *testing.T) {
 		t.Error("a member has series of its own")
 	}
 }
+
+// catalogText is catalog zone origin's text: its head, then lines.
+func catalogText(origin string, serial int, lines ...string) string {
+	return fmt.Sprintf("$ORIGIN %s.\n$TTL 0\n@ SOA invalid. invalid. %d 3600 1 3600 0\n@ NS invalid.\nversion TXT \"2\"\n%s\n", origin, serial, strings.Join(lines, "\n"))
+}
+
+// TestCatalogResetAndHandOverFromKnot: two catalog zones served by Knot,
+// followed by ontime as RFC 9432 section 5 says. A member whose node is
+// renamed is reset: transferred whole again. A member of one catalog
+// that another names is ignored until the first hands it over with a coo
+// property; then the second takes it at its next version, and, its node
+// labelled the same in both, keeps the version it has (no transfer). A
+// catalog broken by two nodes naming one zone changes nothing.
+func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
+	port := freeport.Get(t)
+	knot := startKnotPrimaries(t, []primaryZone{
+		{origin: "old.invalid", text: catalogText("old.invalid", 1, "a.zones PTR one.test.", "b.zones PTR two.test.")},
+		{origin: "new.invalid", text: catalogText("new.invalid", 1, "z.zones PTR three.test.")},
+		{origin: "one.test", text: zoneText("one.test", 1, "www A 192.0.2.1")},
+		{origin: "two.test", text: zoneText("two.test", 1, "www A 192.0.2.2")},
+		{origin: "three.test", text: zoneText("three.test", 1, "www A 192.0.2.3")},
+	}, []int{port}, "", "difference")
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    prometheus %s\n    zonestore {\n        catalog old.invalid %s\n        catalog new.invalid %s\n    }\n}\n",
+		port, prom, knot.addr, knot.addr), port, "one.test", "two.test", "three.test")
+	axfrs := func(catalog string) float64 {
+		return metric(t, prom, fmt.Sprintf(`coredns_zonestore_transfers_total{result="published",type="axfr",zone="%s."}`, catalog))
+	}
+	members := func(catalog string) float64 {
+		return metric(t, prom, fmt.Sprintf(`coredns_zonestore_catalog_members{catalog="%s."}`, catalog))
+	}
+	update := func(origin string, serial int, lines ...string) {
+		t.Helper()
+		knot.write(t, origin, catalogText(origin, serial, lines...))
+		knot.reload(t)
+	}
+	eventually(t, "every first transfer counted", func() bool { return axfrs("old.invalid") == 3 && axfrs("new.invalid") == 2 })
+
+	// one.test's node renamed: its version dropped, transferred whole again.
+	update("old.invalid", 2, "a2.zones PTR one.test.", "b.zones PTR two.test.")
+	eventually(t, "one.test reset and transferred again", func() bool { return axfrs("old.invalid") == 4 })
+	if got := answerA(t, s.addr, "www.one.test."); got != "192.0.2.1" {
+		t.Fatalf("one.test after its reset: %s", got)
+	}
+
+	// The new catalog names two.test: a clash, ignored.
+	update("new.invalid", 2, "z.zones PTR three.test.", "b.zones PTR two.test.")
+	eventually(t, "the clash logged", func() bool { return strings.Contains(s.log.String(), `names "two.test.", a member of catalog zone "old.invalid."`) })
+	if members("old.invalid") != 2 || members("new.invalid") != 1 {
+		t.Fatalf("after a clash: old has %v members, new %v", members("old.invalid"), members("new.invalid"))
+	}
+	// The old catalog hands it over; the new one takes it at its next
+	// version, the same label: the version kept, no transfer.
+	update("old.invalid", 3, "a2.zones PTR one.test.", "b.zones PTR two.test.", "coo.b.zones PTR new.invalid.")
+	eventually(t, "old.invalid's coo applied", func() bool { return metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="ixfr",zone="old.invalid."}`) == 2 })
+	update("new.invalid", 3, "z.zones PTR three.test.", "b.zones PTR two.test.")
+	eventually(t, "two.test taken over", func() bool { return members("old.invalid") == 1 && members("new.invalid") == 2 })
+	if got := answerA(t, s.addr, "www.two.test."); got != "192.0.2.2" || axfrs("new.invalid") != 2 {
+		t.Fatalf("two.test taken over: %s, %v AXFRs under new.invalid (want 2: its state kept)", got, axfrs("new.invalid"))
+	}
+	// The old catalog drops it: the new one keeps it.
+	update("old.invalid", 4, "a2.zones PTR one.test.")
+	eventually(t, "old.invalid's last version applied", func() bool { return metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="ixfr",zone="old.invalid."}`) == 3 })
+	if got := answerA(t, s.addr, "www.two.test."); got != "192.0.2.2" {
+		t.Fatalf("two.test, dropped by the catalog that handed it over: %s", got)
+	}
+
+	// A broken catalog: two nodes name one.test; nothing changes.
+	update("old.invalid", 5, "a2.zones PTR one.test.", "a3.zones PTR one.test.")
+	eventually(t, "the broken catalog logged", func() bool { return strings.Contains(s.log.String(), "is broken, not used") })
+	if got := answerA(t, s.addr, "www.one.test."); got != "192.0.2.1" || members("old.invalid") != 1 {
+		t.Fatalf("after a broken catalog: one.test %s, %v members", got, members("old.invalid"))
+	}
+}

@@ -99,17 +99,18 @@ func (c *carried) directoryBefore(d *directory) map[string]*source {
 }
 
 // membersBefore returns the member zones the catalog named last, under
-// the previous configuration: they are served again at once, and the
-// catalog, transferred anew, then adds or drops from there.
-func (c *carried) membersBefore(catalog string) []string {
+// the previous configuration, with their member nodes' labels: they are
+// served again at once, and the catalog, transferred anew, then adds,
+// drops or resets from there.
+func (c *carried) membersBefore(catalog string) map[string]string {
 	if c == nil || c.cats == nil {
 		return nil
 	}
 	c.cats.mu.Lock()
 	defer c.cats.mu.Unlock()
-	var out []string
-	for o := range c.cats.members[catalog] {
-		out = append(out, o)
+	out := map[string]string{}
+	for o, label := range c.cats.members[catalog] {
+		out[o] = label
 	}
 	return out
 }

@@ -17,8 +17,20 @@ import (
 // catalogs are the member zones each catalog zone of the block named last.
 type catalogs struct {
 	mu       sync.Mutex
-	members  map[string]map[string]bool // catalog -> member origins
-	failures sync.Map                   // catalog -> *failureLog
+	members  map[string]map[string]string // catalog -> member origin -> its member node's label
+	coo      map[string]map[string]string // catalog -> member origin -> the catalog its coo property names
+	failures sync.Map                     // catalog -> *failureLog
+}
+
+// ownerOf returns the catalog other than catalog whose member origin is,
+// if one is.
+func (c *catalogs) ownerOf(origin, catalog string) string {
+	for other, members := range c.members {
+		if _, ok := members[origin]; ok && other != catalog {
+			return other
+		}
+	}
+	return ""
 }
 
 // failuresOf returns the log of the catalog's members' failures.
@@ -89,110 +101,191 @@ func memberSettings(catalog secondary.Config) secondary.Config {
 }
 
 // applyCatalog makes the block's member zones those the catalog names,
-// each transferred as the catalog's settings say, and saved in store.
+// each transferred as the catalog's settings say, and saved in store, as
+// RFC 9432 has a consumer do:
+//   - a member new to the block is added, one the catalog no longer names
+//     removed, its saved copy with it (section 5.4);
+//   - a member whose node's label (<unique-N>) changed is removed and
+//     added anew (section 5.5): its version and copy are dropped, and it
+//     is transferred whole, so a producer resets a zone so;
+//   - a member of another catalog of the block is taken over only where
+//     that catalog's coo property names this one (section 4.4.1), its
+//     version kept where its label is the same in both, reset where not;
+//     any other clash with a zone the block serves is ignored and logged
+//     (section 5.3).
+//
+// A broken catalog (catalogMembers) changes nothing (section 5.1).
 func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secondary.Config, store storage) {
-	want, err := catalogMembers(z)
+	want, coo, err := catalogMembers(z)
 	if err != nil {
 		loadFailures.WithLabelValues(catalog).Inc()
-		log.Errorf("Catalog zone %q serial %d not used, keeping its members: %v", catalog, z.Serial(), err)
+		log.Errorf("Catalog zone %q serial %d is broken, not used (RFC 9432), keeping its members: %v", catalog, z.Serial(), err)
 		return
 	}
 	h.cats.mu.Lock()
 	defer h.cats.mu.Unlock()
 	if h.cats.members == nil {
-		h.cats.members = map[string]map[string]bool{}
+		h.cats.members, h.cats.coo = map[string]map[string]string{}, map[string]map[string]string{}
 	}
 	have := h.cats.members[catalog]
-	changes := map[string]*member{}
-	var added, gone []string
-	var zones []*secondary.Zone
-	for o := range want {
-		if have[o] {
+	var added, gone, reset, taken []string
+	fresh := map[string]bool{} // members whose version and copy are dropped first
+	for o, label := range want {
+		if old, ok := have[o]; ok {
+			if old != label {
+				reset, fresh[o] = append(reset, o), true
+			}
+			continue
+		}
+		if from := h.cats.ownerOf(o, catalog); from != "" {
+			if h.cats.coo[from][o] != catalog {
+				// Quietly where this catalog hands the member over to that one.
+				if coo[o] != from {
+					log.Errorf("Catalog zone %q names %q, a member of catalog zone %q, which does not hand it over (no coo property naming %q): ignored", catalog, o, from, catalog)
+				}
+				delete(want, o)
+				continue
+			}
+			if h.cats.members[from][o] != label {
+				fresh[o] = true
+			}
+			delete(h.cats.members[from], o)
+			catalogMembersGauge.WithLabelValues(from).Set(float64(len(h.cats.members[from])))
+			taken = append(taken, o)
+			log.Infof("Catalog zone %q: member zone %q taken over from catalog zone %q (coo), its state %s", catalog, o, from, map[bool]string{true: "reset", false: "kept"}[fresh[o]])
 			continue
 		}
 		if h.secs.get(o) != nil || h.store.Get(o) != nil {
-			log.Warningf("Catalog zone %q names %q, which the block already serves otherwise: ignored", catalog, o)
+			log.Errorf("Catalog zone %q names %q, which the block already serves otherwise: ignored", catalog, o)
 			delete(want, o)
 			continue
 		}
-		m := h.catalogMember(catalog, settings, store, o)
-		changes[o], added, zones = m, append(added, o), append(zones, m.zone)
+		added = append(added, o)
 	}
 	for o := range have {
-		if !want[o] {
-			changes[o] = nil
-			gone = append(gone, o)
+		if _, ok := want[o]; !ok {
+			gone, fresh[o] = append(gone, o), true
 		}
 	}
-	// The members' places in the store, made in one copy of its index, not
-	// one each as their first transfers end; and taken out so.
-	h.store.Reserve(added)
-	bulkTransfers(zones)
-	h.secs.put(changes)
-	h.store.RemoveAll(gone)
-	for _, o := range gone {
+
+	// First the zones that go, or start afresh: out of the scheduler (no
+	// refresh of theirs publishes after), then their versions and copies.
+	out := map[string]*member{}
+	for o := range fresh {
+		out[o] = nil
+	}
+	h.secs.put(out)
+	var drop []string
+	for o := range fresh {
+		drop = append(drop, o)
+	}
+	h.store.RemoveAll(drop)
+	for _, o := range drop {
 		h.removed(o)
 		store.drop(o)
 	}
+
+	// Then the zones that come, or start afresh, or change hands: their
+	// places in the store made in one copy of its index, not one each as
+	// their first transfers end.
+	in := map[string]*member{}
+	var zones []*secondary.Zone
+	for _, list := range [][]string{added, reset, taken} {
+		for _, o := range list {
+			m := h.catalogMember(catalog, settings, store, o)
+			in[o], zones = m, append(zones, m.zone)
+		}
+	}
+	h.store.Reserve(append(append(append([]string{}, added...), reset...), taken...))
+	bulkTransfers(zones)
+	h.secs.put(in)
 	logMembers(catalog, "added", added)
 	logMembers(catalog, "removed", gone)
-	h.cats.members[catalog] = want
+	logMembers(catalog, "reset (its member node renamed)", reset)
+	h.cats.members[catalog], h.cats.coo[catalog] = want, coo
 	catalogMembersGauge.WithLabelValues(catalog).Set(float64(len(want)))
 }
 
-// catalogMembers reads the member zones of a catalog zone: the targets of
-// the PTR records at <unique-N>.zones.<catalog> (RFC 9432 section 4.1),
-// once its version.<catalog> TXT says "2"; a catalog of another version,
-// or none, is not used (section 4.2).
-func catalogMembers(z *zonestore.Zone) (map[string]bool, error) {
+// catalogMembers reads a catalog zone (RFC 9432): its members, each with
+// the label of its member node (the PTR record at
+// <unique-N>.zones.<catalog>, section 4.1), and the catalogs their coo
+// properties name (section 4.4.1). A catalog is broken, and none of it
+// used, where its version.<catalog> TXT RRset is not the one record "2"
+// (section 4.2.1), a member node or a coo property holds more than one
+// PTR record, or two member nodes name the same zone. Other properties
+// (group, ext) are ignored, as the RFC lets a consumer.
+func catalogMembers(z *zonestore.Zone) (members, coo map[string]string, err error) {
 	origin := z.Origin()
 	zones := "zones." + origin
-	version := ""
-	members := map[string]bool{}
+	var versions []string
+	members, coo = map[string]string{}, map[string]string{}
+	cooOf := map[string]string{} // member node label -> the catalog its coo names
 	z.Walk(func(rrs []dns.RR) bool {
+		owner := strings.ToLower(rrs[0].Header().Name)
+		var ptrs []string
 		for _, rr := range rrs {
-			h := rr.Header()
-			owner := strings.ToLower(h.Name)
 			switch r := rr.(type) {
 			case *dns.TXT:
-				if owner == "version."+origin && len(r.Txt) == 1 {
-					version = r.Txt[0]
+				if owner == "version."+origin {
+					versions = append(versions, strings.Join(r.Txt, ""))
 				}
 			case *dns.PTR:
-				if strings.HasSuffix(owner, "."+zones) && dns.CountLabel(owner) == dns.CountLabel(zones)+1 {
-					members[dns.CanonicalName(r.Ptr)] = true
-				}
+				ptrs = append(ptrs, dns.CanonicalName(r.Ptr))
 			}
 		}
-		return true
+		if len(ptrs) == 0 || !strings.HasSuffix(owner, "."+zones) {
+			return true
+		}
+		labels := dns.SplitDomainName(strings.TrimSuffix(owner, "."+zones))
+		switch {
+		case len(labels) == 1 && len(ptrs) > 1:
+			err = fmt.Errorf("member node %s holds %d PTR records, where one is allowed", owner, len(ptrs))
+		case len(labels) == 1:
+			if other, ok := members[ptrs[0]]; ok {
+				err = fmt.Errorf("member nodes %s and %s both name %s", other+"."+zones, owner, ptrs[0])
+			}
+			members[ptrs[0]] = labels[0]
+		case len(labels) == 2 && labels[0] == "coo" && len(ptrs) > 1:
+			err = fmt.Errorf("coo property %s holds %d PTR records, where one is allowed", owner, len(ptrs))
+		case len(labels) == 2 && labels[0] == "coo":
+			cooOf[labels[1]] = ptrs[0]
+		}
+		return err == nil
 	})
-	if version != "2" {
-		return nil, fmt.Errorf("catalog version %q, want \"2\" (RFC 9432)", version)
+	switch {
+	case err != nil:
+		return nil, nil, err
+	case len(versions) != 1 || versions[0] != "2":
+		return nil, nil, fmt.Errorf("catalog version %q, want the one record \"2\" (RFC 9432)", versions)
 	}
-	return members, nil
+	for member, label := range members {
+		if to, ok := cooOf[label]; ok {
+			coo[member] = to
+		}
+	}
+	return members, coo, nil
 }
 
 // keepMembers makes members, which the catalog named under the previous
-// configuration (a Corefile reload), the catalog's members again: their
-// zones, still in the store, are refreshed from the catalog's primaries.
-func (h *Handler) keepMembers(catalog secondary.Config, store storage, members []string) {
+// configuration (a Corefile reload), the catalog's members again, with
+// the labels of their member nodes: their zones, still in the store, are
+// refreshed from the catalog's primaries.
+func (h *Handler) keepMembers(catalog secondary.Config, store storage, members map[string]string) {
 	if len(members) == 0 {
 		return
 	}
 	h.cats.mu.Lock()
 	defer h.cats.mu.Unlock()
 	if h.cats.members == nil {
-		h.cats.members = map[string]map[string]bool{}
+		h.cats.members, h.cats.coo = map[string]map[string]string{}, map[string]map[string]string{}
 	}
-	have := map[string]bool{}
 	changes := map[string]*member{}
 	settings := memberSettings(catalog)
-	for _, o := range members {
+	for o := range members {
 		changes[o] = h.catalogMember(catalog.Origin, settings, store, o)
-		have[o] = true
 	}
 	h.secs.put(changes)
-	h.cats.members[catalog.Origin] = have
+	h.cats.members[catalog.Origin] = members
 }
 
 // catalogMember makes the member zone origin of catalog, transferred as

@@ -20,7 +20,7 @@ func TestAReloadForgetsADroppedCatalog(t *testing.T) {
 	catalogMembersGauge.Reset()
 	catalogMembersGauge.WithLabelValues("gone.invalid.").Set(3)
 	catalogMembersGauge.WithLabelValues("kept.invalid.").Set(5)
-	prev := &carried{cats: &catalogs{members: map[string]map[string]bool{"gone.invalid.": {}, "kept.invalid.": {}}}}
+	prev := &carried{cats: &catalogs{members: map[string]map[string]string{"gone.invalid.": {}, "kept.invalid.": {}}}}
 	h := &Handler{}
 	h.secs.put(map[string]*member{"kept.invalid.": {catalog: true}})
 	prev.forgetCatalogs(h)
@@ -69,8 +69,139 @@ func TestKeptMembersAreVerified(t *testing.T) {
 	h.secs.workers = 1
 	h.secs.start()
 	defer h.secs.stopAll()
-	h.keepMembers(catalog, dir, []string{"m.test."})
+	h.keepMembers(catalog, dir, map[string]string{"m.test.": "m"})
 	if strings.Join(verified, " ") != "m.test." || h.store.Get("m.test.") != nil {
 		t.Fatalf("verified %v, served %v: want the copy checked, and refused", verified, h.store.Get("m.test.") != nil)
+	}
+}
+
+// catalogZone builds a catalog zone of origin from the lines after its
+// head (SOA, NS), as a primary would serve it.
+func catalogZone(t *testing.T, origin string, lines ...string) *zonestore.Zone {
+	t.Helper()
+	text := "$ORIGIN " + origin + "\n$TTL 0\n@ SOA invalid. invalid. 1 3600 600 2419200 0\n@ NS invalid.\n" + strings.Join(lines, "\n") + "\n"
+	z, err := zonestore.Parse(strings.NewReader(text), origin, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return z
+}
+
+// TestCatalogMembers: a catalog zone's members with their member nodes'
+// labels, and their coo properties; the catalogs RFC 9432 calls broken
+// are refused whole.
+func TestCatalogMembers(t *testing.T) {
+	members, coo, err := catalogMembers(catalogZone(t, "cat.invalid.", `version TXT "2"`,
+		"a.zones PTR a.test.", "B.zones PTR B.Test.", "coo.b.zones PTR new.invalid.", `group.a.zones TXT "x"`,
+		`ext.a.zones TXT "y"`, "c.other PTR not.a.member."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(members) != "map[a.test.:a b.test.:b]" || fmt.Sprint(coo) != "map[b.test.:new.invalid.]" {
+		t.Fatalf("members %v, coo %v", members, coo)
+	}
+	for what, lines := range map[string][]string{
+		"no version":                {"a.zones PTR a.test."},
+		"version 1":                 {`version TXT "1"`, "a.zones PTR a.test."},
+		"two versions":              {`version TXT "2"`, `version TXT "3"`, "a.zones PTR a.test."},
+		"a member node of two PTRs": {`version TXT "2"`, "a.zones PTR a.test.", "a.zones PTR b.test."},
+		"two nodes, one zone":       {`version TXT "2"`, "a.zones PTR a.test.", "b.zones PTR A.test."},
+		"a coo of two PTRs":         {`version TXT "2"`, "a.zones PTR a.test.", "coo.a.zones PTR x.invalid.", "coo.a.zones PTR y.invalid."},
+	} {
+		if _, _, err := catalogMembers(catalogZone(t, "cat.invalid.", lines...)); err == nil {
+			t.Errorf("%s: not refused", what)
+		}
+	}
+}
+
+// TestCatalogResetsAndHandsOver: applying catalog versions, as RFC 9432
+// section 5 has a consumer do. A member whose node is renamed loses its
+// version and is transferred afresh; a member of another catalog is
+// taken only where that catalog's coo property names the new one, its
+// version kept where the two labels match and dropped where not; a
+// broken version changes nothing.
+func TestCatalogResetsAndHandsOver(t *testing.T) {
+	h := &Handler{store: zonestore.NewStore(), history: &history{}}
+	dir := storage(t.TempDir())
+	serve := func(origin string) { // a version of the member, as its transfer would publish
+		t.Helper()
+		z, err := zonestore.Parse(strings.NewReader("$TTL 300\n@ SOA ns1 h 1 3600 600 86400 300\n@ NS ns1\nns1 A 192.0.2.53\n"), origin, "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := h.store.Publish(h.store.Get(origin), z, true); err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(dir.file(origin), []byte("a copy"), 0o644)
+	}
+	apply := func(catalog string, lines ...string) {
+		t.Helper()
+		h.applyCatalog(catalog, catalogZone(t, catalog, append([]string{`version TXT "2"`}, lines...)...), secondary.Config{}, dir)
+	}
+	served := func(origin string) bool { return h.store.Get(origin) != nil }
+	copied := func(origin string) bool { _, err := os.Stat(dir.file(origin)); return err == nil }
+	owner := func(origin string) string {
+		for c, m := range h.cats.members {
+			if _, ok := m[origin]; ok {
+				return c
+			}
+		}
+		return ""
+	}
+
+	apply("old.invalid.", "a.zones PTR a.test.", "b.zones PTR b.test.", "c.zones PTR c.test.")
+	for _, o := range []string{"a.test.", "b.test.", "c.test."} {
+		serve(o)
+	}
+	member := h.secs.get("a.test.")
+
+	// The same members again: nothing changes.
+	apply("old.invalid.", "a.zones PTR a.test.", "b.zones PTR b.test.", "c.zones PTR c.test.")
+	if h.secs.get("a.test.") != member || !served("a.test.") {
+		t.Fatal("a member named again was made anew")
+	}
+	// a.test's node renamed: reset.
+	apply("old.invalid.", "a2.zones PTR a.test.", "b.zones PTR b.test.", "c.zones PTR c.test.")
+	if served("a.test.") || copied("a.test.") || h.secs.get("a.test.") == member || h.secs.get("a.test.") == nil {
+		t.Fatalf("a renamed node: served %v, copy %v, member made anew %v", served("a.test."), copied("a.test."), h.secs.get("a.test.") != member)
+	}
+	serve("a.test.")
+
+	// Another catalog names b.test and c.test: a clash, ignored.
+	apply("new.invalid.", "b.zones PTR b.test.", "x.zones PTR c.test.")
+	if owner("b.test.") != "old.invalid." || owner("c.test.") != "old.invalid." || !served("b.test.") {
+		t.Fatal("a clash took a member from its catalog")
+	}
+	// The old catalog hands them over (coo); the new one takes them at
+	// its next version: b.test's label is the same (kept), c.test's not (reset).
+	apply("old.invalid.", "a2.zones PTR a.test.", "b.zones PTR b.test.", "coo.b.zones PTR new.invalid.", "c.zones PTR c.test.", "coo.c.zones PTR new.invalid.")
+	if owner("b.test.") != "old.invalid." {
+		t.Fatal("handed over before the new catalog's next version")
+	}
+	apply("new.invalid.", "b.zones PTR b.test.", "x.zones PTR c.test.")
+	if owner("b.test.") != "new.invalid." || owner("c.test.") != "new.invalid." {
+		t.Fatalf("not taken over: b.test %q, c.test %q", owner("b.test."), owner("c.test."))
+	}
+	if !served("b.test.") || !copied("b.test.") || served("c.test.") || copied("c.test.") {
+		t.Fatalf("taken over: b.test served %v copy %v (same label: kept), c.test served %v copy %v (another: reset)",
+			served("b.test."), copied("b.test."), served("c.test."), copied("c.test."))
+	}
+	// The old catalog still names them, with coo: nothing changes, and
+	// once it drops them, the new catalog keeps them.
+	apply("old.invalid.", "a2.zones PTR a.test.", "b.zones PTR b.test.", "coo.b.zones PTR new.invalid.", "c.zones PTR c.test.", "coo.c.zones PTR new.invalid.")
+	apply("old.invalid.", "a2.zones PTR a.test.")
+	if owner("b.test.") != "new.invalid." || !served("b.test.") || h.secs.get("b.test.") == nil {
+		t.Fatal("the old catalog dropping a member it handed over removed it")
+	}
+
+	// A broken version: nothing changes.
+	h.applyCatalog("old.invalid.", catalogZone(t, "old.invalid.", `version TXT "2"`, "a2.zones PTR a.test.", "z.zones PTR a.test."), secondary.Config{}, dir)
+	if owner("a.test.") != "old.invalid." || !served("a.test.") {
+		t.Fatal("a broken catalog changed its members")
+	}
+	// A member dropped: its version and copy go.
+	apply("old.invalid.")
+	if served("a.test.") || copied("a.test.") || h.secs.get("a.test.") != nil {
+		t.Fatal("a dropped member still served")
 	}
 }
