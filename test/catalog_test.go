@@ -177,14 +177,18 @@ func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
 
 	// The new catalog names two.test: a clash, ignored.
 	update("new.invalid", 2, "z.zones PTR three.test.", "b.zones PTR two.test.")
-	eventually(t, "the clash logged", func() bool { return strings.Contains(s.log.String(), `names "two.test.", a member of catalog zone "old.invalid."`) })
+	eventually(t, "the clash logged", func() bool {
+		return strings.Contains(s.log.String(), `names "two.test.", a member of catalog zone "old.invalid."`)
+	})
 	if members("old.invalid") != 2 || members("new.invalid") != 1 {
 		t.Fatalf("after a clash: old has %v members, new %v", members("old.invalid"), members("new.invalid"))
 	}
 	// The old catalog hands it over; the new one takes it at its next
 	// version, the same label: the version kept, no transfer.
 	update("old.invalid", 3, "a2.zones PTR one.test.", "b.zones PTR two.test.", "coo.b.zones PTR new.invalid.")
-	eventually(t, "old.invalid's coo applied", func() bool { return metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="ixfr",zone="old.invalid."}`) == 2 })
+	eventually(t, "old.invalid's coo applied", func() bool {
+		return metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="ixfr",zone="old.invalid."}`) == 2
+	})
 	update("new.invalid", 3, "z.zones PTR three.test.", "b.zones PTR two.test.")
 	eventually(t, "two.test taken over", func() bool { return members("old.invalid") == 1 && members("new.invalid") == 2 })
 	if got := answerA(t, s.addr, "www.two.test."); got != "192.0.2.2" || axfrs("new.invalid") != 2 {
@@ -192,7 +196,9 @@ func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
 	}
 	// The old catalog drops it: the new one keeps it.
 	update("old.invalid", 4, "a2.zones PTR one.test.")
-	eventually(t, "old.invalid's last version applied", func() bool { return metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="ixfr",zone="old.invalid."}`) == 3 })
+	eventually(t, "old.invalid's last version applied", func() bool {
+		return metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="ixfr",zone="old.invalid."}`) == 3
+	})
 	if got := answerA(t, s.addr, "www.two.test."); got != "192.0.2.2" {
 		t.Fatalf("two.test, dropped by the catalog that handed it over: %s", got)
 	}
