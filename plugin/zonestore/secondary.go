@@ -26,11 +26,12 @@ const transfersDefault = 10
 // refresh-min-interval, retry-min-interval and expire-min-interval): an
 // SOA with a refresh of 0 would otherwise have a zone refreshed ten times
 // a second. No ceilings, and no limit on a zone's size, as in Knot and
-// BIND.
+// BIND; a transfer may take two hours, BIND's max-transfer-time-in.
 var limitsDefault = secondary.Limits{
-	Refresh: secondary.Bounds{Min: 2 * time.Second},
-	Retry:   secondary.Bounds{Min: time.Second},
-	Expire:  secondary.Bounds{Min: 3 * time.Second},
+	Refresh:      secondary.Bounds{Min: 2 * time.Second},
+	Retry:        secondary.Bounds{Min: time.Second},
+	Expire:       secondary.Bounds{Min: 3 * time.Second},
+	TransferTime: 2 * time.Hour,
 }
 
 // parseBounds reads `MIN [MAX]`: durations, MAX 0 or absent for none.

@@ -235,6 +235,16 @@ func parse(c *caddy.Controller) (*Handler, error) {
 					return nil, c.Errf("max_records %q: a number of records is expected (0: no limit)", t[0])
 				}
 				limits.MaxRecords, limited = n, true
+			case "max_transfer_time": // max_transfer_time DURATION: the longest a transfer may take
+				t := c.RemainingArgs()
+				if len(t) != 1 {
+					return nil, c.ArgErr()
+				}
+				d, err := time.ParseDuration(t[0])
+				if err != nil || d < 0 {
+					return nil, c.Errf("max_transfer_time %q: a duration is expected (30m, 2h; 0: no limit)", t[0])
+				}
+				limits.TransferTime, limited = d, true
 			case "tsig": // tsig NAME SECRET [ALGORITHM], for the secondaries' transfers
 				t := c.RemainingArgs()
 				if len(t) != 2 && len(t) != 3 {
@@ -272,7 +282,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 			return nil, c.Err("transfers is for the secondary and catalog zones of the block, and it has none")
 		}
 		if limited && len(secs) == 0 {
-			return nil, c.Err("refresh, retry, expire and max_records are for the secondary and catalog zones of the block, and it has none")
+			return nil, c.Err("refresh, retry, expire, max_records and max_transfer_time are for the secondary and catalog zones of the block, and it has none")
 		}
 		if tsig != nil {
 			// The server's reader verifies a signed message before the

@@ -151,13 +151,13 @@ func TestSetupTakesSecondaries(t *testing.T) {
 
 	// refresh, retry, expire and max_records: every secondary and catalog
 	// zone of the block, and the catalogs' members, take them.
-	c = caddy.NewTestController("dns", "zonestore {\n secondary example.org 127.0.0.1\n catalog catalog.invalid 192.0.2.1\n refresh 5m 24h\n retry 30s\n expire 1h 0\n max_records 1000\n}")
+	c = caddy.NewTestController("dns", "zonestore {\n secondary example.org 127.0.0.1\n catalog catalog.invalid 192.0.2.1\n refresh 5m 24h\n retry 30s\n expire 1h 0\n max_records 1000\n max_transfer_time 30m\n}")
 	c.ServerBlockKeys = []string{"."}
 	if h, err = parse(c); err != nil {
 		t.Fatal(err)
 	}
 	want := secondary.Limits{Refresh: secondary.Bounds{Min: 5 * time.Minute, Max: 24 * time.Hour}, Retry: secondary.Bounds{Min: 30 * time.Second},
-		Expire: secondary.Bounds{Min: time.Hour}, MaxRecords: 1000}
+		Expire: secondary.Bounds{Min: time.Hour}, MaxRecords: 1000, TransferTime: 30 * time.Minute}
 	for _, o := range []string{"example.org.", "catalog.invalid."} {
 		if got := h.secs.get(o).zone.Limits(); got != want {
 			t.Errorf("%s: limits %+v, want %+v", o, got, want)
@@ -178,6 +178,9 @@ func TestSetupTakesSecondaries(t *testing.T) {
 		"zonestore {\n secondary example.org 127.0.0.1\n max_records lots\n}",
 		"zonestore {\n directory " + t.TempDir() + "\n refresh 1m\n}",     // no secondary zone
 		"zonestore {\n directory " + t.TempDir() + "\n max_records 10\n}", // no secondary zone
+		"zonestore {\n secondary example.org 127.0.0.1\n max_transfer_time\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n max_transfer_time soon\n}",
+		"zonestore {\n secondary example.org 127.0.0.1\n max_transfer_time -1m\n}",
 
 		"zonestore {\n secondary example.org\n}",                       // no primary
 		"zonestore {\n secondary example.org 127.0.0.1:x\n}",           // bad address

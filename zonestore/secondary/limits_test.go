@@ -151,3 +151,42 @@ func TestMaxRecordsCutsATransferOff(t *testing.T) {
 		t.Errorf("a transfer cut off counted as a miss: %+v", misses)
 	}
 }
+
+// TestTransferTime: a transfer that goes on past TransferTime, each
+// message in time, is cut off and fails; the primary, which answered, is
+// not held as unreachable.
+func TestTransferTime(t *testing.T) {
+	addr := serve(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		ch := make(chan *dns.Envelope)
+		done := make(chan struct{})
+		go func() { new(dns.Transfer).Out(w, r, ch); close(done) }()
+		v := zoneV(t, "1", "www.example.test. 300 A 192.0.2.1")
+		for _, rr := range v { // a record every 200 ms: 1 s in all
+			select {
+			case ch <- &dns.Envelope{RR: []dns.RR{rr}}:
+			case <-done:
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+		close(ch)
+		<-done
+	}))
+	q := NewScheduler(1)
+	t.Cleanup(q.Stop)
+	store := zonestore.NewStore()
+	sec := New(Config{Origin: "example.test.", Primaries: []string{addr}, Store: store, Limits: Limits{TransferTime: 300 * time.Millisecond}})
+	sec.sched.Store(q)
+	start := time.Now()
+	if err := sec.Refresh(); !errors.Is(err, errTooSlow) || store.Get("example.test.") != nil {
+		t.Fatalf("refresh: %v, want too slow, nothing published", err)
+	}
+	t.Logf("cut off after %v", time.Since(start))
+	if _, held := q.unreach.held(addr); held {
+		t.Error("a primary that answered held as unreachable")
+	}
+	sec.cfg.Limits.TransferTime = 0
+	if err := sec.Refresh(); err != nil || answer(store, "www.example.test.") != "192.0.2.1" {
+		t.Fatalf("without the limit: %v, www %s", err, answer(store, "www.example.test."))
+	}
+}

@@ -67,6 +67,9 @@ type Limits struct {
 	// AXFR of more is cut off and fails, an IXFR of more falls back to
 	// AXFR, and a version built of more is not published.
 	MaxRecords int
+	// TransferTime, if not 0, is the longest a transfer may take (BIND's
+	// max-transfer-time-in); one that takes longer is cut off and fails.
+	TransferTime time.Duration
 }
 
 // Bounds hold an SOA timer within [Min, Max]; a zero bound is no bound.
@@ -352,7 +355,7 @@ func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) error {
 	}
 	if err := s.ixfr(primary, cur); err != nil {
 		s.event(IXFR, nil, err)
-		if noAnswer(err) { // an AXFR would hold the worker as long again
+		if noAnswer(err) || errors.Is(err, errTooSlow) { // an AXFR would hold the worker as long again
 			return fmt.Errorf("IXFR: %w", err)
 		}
 		s.cfg.Logf("IXFR of %q from %s failed, falling back to AXFR: %v", s.cfg.Origin, primary, err)
@@ -420,21 +423,46 @@ func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, error) {
 	}
 	// A whole zone of MaxRecords records comes with its SOA twice.
 	limit := s.cfg.Limits.MaxRecords + 1
+	// Each message's wait is bounded by the timeout; the whole transfer by
+	// TransferTime: a primary that sends a message every 9 s holds the
+	// worker as long as it likes otherwise.
+	var late <-chan time.Time
+	if d := s.cfg.Limits.TransferTime; d > 0 {
+		tm := time.NewTimer(d)
+		defer tm.Stop()
+		late = tm.C
+	}
 	var rrs []dns.RR
 	var failed error
-	for e := range env {
+	// cut ends the transfer with err: closing the connection ends the
+	// reader's loop, and what it read meanwhile is passed by.
+	cut := func(err error) {
+		failed, rrs = err, nil
+		t.Close()
+	}
+	for {
+		var e *dns.Envelope
+		select {
+		case e = <-env:
+		case <-late:
+			late = nil
+			if failed == nil {
+				cut(fmt.Errorf("%w: longer than max_transfer_time %s", errTooSlow, s.cfg.Limits.TransferTime))
+			}
+			continue
+		}
+		if e == nil { // the channel closed: the transfer's end
+			break
+		}
 		if e.Error != nil && failed == nil {
 			failed = e.Error
 		}
 		if failed != nil {
-			continue // the rest of what was read, until the channel closes
+			continue
 		}
 		rrs = append(rrs, e.RR...)
 		if limit > 1 && len(rrs) > limit {
-			// Cut off: closing the connection ends the reader's loop.
-			failed = fmt.Errorf("%w: more than max_records %d", errTooLarge, s.cfg.Limits.MaxRecords)
-			t.Close()
-			rrs = nil
+			cut(fmt.Errorf("%w: more than max_records %d", errTooLarge, s.cfg.Limits.MaxRecords))
 		}
 	}
 	if failed != nil {
@@ -446,8 +474,12 @@ func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, error) {
 	return rrs, nil
 }
 
-// errTooLarge is a transfer or a version past Limits.MaxRecords.
-var errTooLarge = errors.New("zone too large")
+// errTooLarge is a transfer or a version past Limits.MaxRecords;
+// errTooSlow, a transfer past Limits.TransferTime.
+var (
+	errTooLarge = errors.New("zone too large")
+	errTooSlow  = errors.New("transfer too slow")
+)
 
 // axfr transfers the whole zone and publishes it over cur.
 func (s *Zone) axfr(primary string, cur *zonestore.Zone) error {
