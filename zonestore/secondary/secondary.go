@@ -312,9 +312,13 @@ func (s *Zone) Refresh() error {
 			switch {
 			case unreach == nil:
 			case noAnswer(err):
-				unreach.missed(primary)
+				if hold := unreach.missed(primary); hold > 0 {
+					s.cfg.Logf("Primary %s did not answer twice in a row (the last for zone %q): not asked for %s", primary, s.cfg.Origin, hold)
+				}
 			default:
-				unreach.answered(primary)
+				if unreach.answered(primary) {
+					s.cfg.Logf("Primary %s answers again (for zone %q)", primary, s.cfg.Origin)
+				}
 			}
 		}
 		if err == nil {

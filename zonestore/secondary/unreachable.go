@@ -57,8 +57,8 @@ func (u *unreachable) held(primary string) (time.Time, bool) {
 // missed notes that primary did not answer. The second miss in a row
 // holds it; a miss once a hold has lapsed (the probe that ends it) holds
 // it twice as long. Misses while it is held (queries sent before) change
-// nothing.
-func (u *unreachable) missed(primary string) {
+// nothing. It returns the new hold, 0 for none.
+func (u *unreachable) missed(primary string) time.Duration {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	if u.by == nil {
@@ -72,17 +72,21 @@ func (u *unreachable) missed(primary string) {
 	m.count++
 	now := u.now()
 	if m.count < 2 || now.Before(m.until) {
-		return
+		return 0
 	}
 	m.hold = min(max(2*m.hold, holdMin), holdMax)
 	m.until = now.Add(m.hold)
+	return m.hold
 }
 
-// answered forgets primary's misses: it answered.
-func (u *unreachable) answered(primary string) {
+// answered forgets primary's misses: it answered. It reports whether the
+// primary had been held.
+func (u *unreachable) answered(primary string) bool {
 	u.mu.Lock()
 	defer u.mu.Unlock()
+	m := u.by[primary]
 	delete(u.by, primary)
+	return m != nil && m.hold > 0
 }
 
 // heardFrom forgets the misses of every primary at ip, on any port: a

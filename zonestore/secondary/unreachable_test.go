@@ -29,11 +29,15 @@ func TestUnreachableHolds(t *testing.T) {
 		}
 		return until.Sub(now)
 	}
-	u.missed(p)
+	if hold := u.missed(p); hold != 0 {
+		t.Fatalf("a first miss says a hold of %v", hold)
+	}
 	if d := heldFor(); d != 0 {
 		t.Fatalf("held %v after one miss", d)
 	}
-	u.missed(p)
+	if hold := u.missed(p); hold != holdMin {
+		t.Fatalf("a second miss says a hold of %v, want %v", hold, holdMin)
+	}
 	if d := heldFor(); d != holdMin {
 		t.Fatalf("held %v after two misses, want %v", d, holdMin)
 	}
@@ -54,7 +58,9 @@ func TestUnreachableHolds(t *testing.T) {
 			t.Fatalf("held %v after a failed probe, want %v", d, want)
 		}
 	}
-	u.answered(p)
+	if !u.answered(p) {
+		t.Fatal("an answer after a hold does not say so")
+	}
 	u.missed(p)
 	if d := heldFor(); d != 0 {
 		t.Fatalf("held %v after an answer and one miss", d)
@@ -110,10 +116,16 @@ func TestDeadPrimaryDoesNotHoldTheWorkers(t *testing.T) {
 	live, store, q := scheduled(t, 600, 2)
 	var mu sync.Mutex
 	failed := map[string]string{}
+	var logged []string
+	logf := func(format string, args ...any) {
+		mu.Lock()
+		defer mu.Unlock()
+		logged = append(logged, fmt.Sprintf(format, args...))
+	}
 	var zones []*Zone
 	for i := range 30 {
 		origin := fmt.Sprintf("d%d.test.", i)
-		z := New(Config{Origin: origin, Primaries: []string{dead.addr}, Store: store, Timeout: 300 * time.Millisecond,
+		z := New(Config{Origin: origin, Primaries: []string{dead.addr}, Store: store, Timeout: 300 * time.Millisecond, Logf: logf,
 			Events: func(kind string, _ *zonestore.Zone, err error) {
 				if err != nil {
 					mu.Lock()
@@ -135,10 +147,13 @@ func TestDeadPrimaryDoesNotHoldTheWorkers(t *testing.T) {
 		t.Errorf("the dead primary was asked %d times for 30 zones on 2 workers, want at most 4 before it is held", n)
 	}
 	mu.Lock()
-	why := failed["d29.test."]
+	why, lines := failed["d29.test."], strings.Join(logged, "\n")
 	mu.Unlock()
 	if !strings.Contains(why, "not asked") {
 		t.Errorf("the last zone's refresh failed with %q, want it not asked", why)
+	}
+	if strings.Count(lines, "did not answer twice in a row") != 1 || !strings.Contains(lines, "not asked for 10s") {
+		t.Errorf("logged:\n%s\nwant the hold once", lines)
 	}
 	waitFor(t, "the live zone transferred", alive.Loaded)
 
