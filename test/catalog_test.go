@@ -142,12 +142,13 @@ func catalogText(origin string, serial int, lines ...string) string {
 // that another names is ignored until the first hands it over with a coo
 // property; then the second takes it at its next version, and, its node
 // labelled the same in both, keeps the version it has (no transfer). A
-// catalog broken by two nodes naming one zone changes nothing.
+// catalog broken by two nodes naming one zone changes nothing. A member
+// no primary has counts as pending among the catalog's unserved members.
 func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
 	port := freeport.Get(t)
 	knot := startKnotPrimaries(t, []primaryZone{
 		{origin: "old.invalid", text: catalogText("old.invalid", 1, "a.zones PTR one.test.", "b.zones PTR two.test.")},
-		{origin: "new.invalid", text: catalogText("new.invalid", 1, "z.zones PTR three.test.")},
+		{origin: "new.invalid", text: catalogText("new.invalid", 1, "z.zones PTR three.test.", "n.zones PTR nowhere.test.")}, // nowhere.test: no primary has it
 		{origin: "one.test", text: zoneText("one.test", 1, "www A 192.0.2.1")},
 		{origin: "two.test", text: zoneText("two.test", 1, "www A 192.0.2.2")},
 		{origin: "three.test", text: zoneText("three.test", 1, "www A 192.0.2.3")},
@@ -167,6 +168,13 @@ func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
 		knot.reload(t)
 	}
 	eventually(t, "every first transfer counted", func() bool { return axfrs("old.invalid") == 3 && axfrs("new.invalid") == 2 })
+	unserved := func(catalog, state string) float64 {
+		return metric(t, prom, fmt.Sprintf(`coredns_zonestore_catalog_members_unserved{catalog="%s.",state="%s"}`, catalog, state))
+	}
+	if unserved("new.invalid", "pending") != 1 || unserved("old.invalid", "pending") != 0 || unserved("new.invalid", "expired") != 0 {
+		t.Fatalf("members unserved: pending %v and %v, expired %v; want nowhere.test alone, pending",
+			unserved("new.invalid", "pending"), unserved("old.invalid", "pending"), unserved("new.invalid", "expired"))
+	}
 
 	// one.test's node renamed: its version dropped, transferred whole again.
 	update("old.invalid", 2, "a2.zones PTR one.test.", "b.zones PTR two.test.")
@@ -176,11 +184,11 @@ func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
 	}
 
 	// The new catalog names two.test: a clash, ignored.
-	update("new.invalid", 2, "z.zones PTR three.test.", "b.zones PTR two.test.")
+	update("new.invalid", 2, "z.zones PTR three.test.", "n.zones PTR nowhere.test.", "b.zones PTR two.test.")
 	eventually(t, "the clash logged", func() bool {
 		return strings.Contains(s.log.String(), `names "two.test.", a member of catalog zone "old.invalid."`)
 	})
-	if members("old.invalid") != 2 || members("new.invalid") != 1 {
+	if members("old.invalid") != 2 || members("new.invalid") != 2 {
 		t.Fatalf("after a clash: old has %v members, new %v", members("old.invalid"), members("new.invalid"))
 	}
 	// The old catalog hands it over; the new one takes it at its next
@@ -189,8 +197,8 @@ func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
 	eventually(t, "old.invalid's coo applied", func() bool {
 		return metric(t, prom, `coredns_zonestore_transfers_total{result="published",type="ixfr",zone="old.invalid."}`) == 2
 	})
-	update("new.invalid", 3, "z.zones PTR three.test.", "b.zones PTR two.test.")
-	eventually(t, "two.test taken over", func() bool { return members("old.invalid") == 1 && members("new.invalid") == 2 })
+	update("new.invalid", 3, "z.zones PTR three.test.", "n.zones PTR nowhere.test.", "b.zones PTR two.test.")
+	eventually(t, "two.test taken over", func() bool { return members("old.invalid") == 1 && members("new.invalid") == 3 })
 	if got := answerA(t, s.addr, "www.two.test."); got != "192.0.2.2" || axfrs("new.invalid") != 2 {
 		t.Fatalf("two.test taken over: %s, %v AXFRs under new.invalid (want 2: its state kept)", got, axfrs("new.invalid"))
 	}

@@ -28,6 +28,23 @@ func TestStoreFindsLongestOrigin(t *testing.T) {
 	}
 }
 
+// TestGetAllocatesNothing: Get finds a zone by its origin in any case,
+// and nothing for a name that is no origin or no name, with no allocation
+// (a catalog's 100,000 members are each looked up at every scrape).
+func TestGetAllocatesNothing(t *testing.T) {
+	s := NewStore()
+	z := genZone(t, "example.", 10, 1)
+	must(t, s.Publish(nil, z, false))
+	for name, want := range map[string]*Zone{"example.": z, "EXAMPLE.": z, "example": z, "www.example.": nil, "bad..name.": nil} {
+		if got := s.Get(name); got != want {
+			t.Errorf("Get(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if n := testing.AllocsPerRun(100, func() { s.Get("Example.") }); n != 0 {
+		t.Errorf("Get allocates %v times", n)
+	}
+}
+
 // TestManyZonesComeAndGo: zones published together (PublishAll) and one
 // at a time, then half of them removed together (RemoveAll), then some
 // of those published again: after each, every name finds the longest

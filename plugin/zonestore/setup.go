@@ -55,11 +55,13 @@ func setup(c *caddy.Controller) error {
 			go d.watch(h.store, stop)
 		}
 		h.secs.start()
+		unserved.track(h)
 		go h.watchSignatures(stop)
 		return nil
 	})
 	c.OnShutdown(func() error {
 		close(stop)
+		unserved.untrack(h)
 		h.secs.stopAll()
 		h.abandon(key)
 		return nil

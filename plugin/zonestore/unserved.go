@@ -1,0 +1,80 @@
+package zonestore
+
+import (
+	"sync"
+
+	"github.com/coredns/coredns/plugin"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// A catalog's members have no metric series of their own (catalog.go):
+// among 100,000, the few not served (never transferred, or expired) had
+// no count anywhere but the log. So each scrape counts them, by catalog,
+// from the store: a look at every member, 82 to 89 ms for 100,000
+// (BenchmarkUnservedMembers100k, mostly cache misses), at the scraper's
+// pace, and nothing on the query path or on a transfer's.
+
+var unservedDesc = prometheus.NewDesc(
+	prometheus.BuildFQName(plugin.Namespace, pluginName, "catalog_members_unserved"),
+	"Member zones of a catalog zone not served: pending (not transferred or loaded yet: SERVFAIL) or expired (no refresh within the SOA expire: SERVFAIL).",
+	[]string{"catalog", "state"}, nil)
+
+// unserved is the collector of every running block's catalogs.
+var unserved = &unservedCollector{handlers: map[*Handler]struct{}{}}
+
+func init() { prometheus.MustRegister(unserved) }
+
+type unservedCollector struct {
+	mu       sync.Mutex
+	handlers map[*Handler]struct{}
+}
+
+func (c *unservedCollector) track(h *Handler)   { c.mu.Lock(); c.handlers[h] = struct{}{}; c.mu.Unlock() }
+func (c *unservedCollector) untrack(h *Handler) { c.mu.Lock(); delete(c.handlers, h); c.mu.Unlock() }
+
+func (c *unservedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- unservedDesc }
+
+func (c *unservedCollector) Collect(ch chan<- prometheus.Metric) {
+	c.mu.Lock()
+	hs := make([]*Handler, 0, len(c.handlers))
+	for h := range c.handlers {
+		hs = append(hs, h)
+	}
+	c.mu.Unlock()
+	type count struct{ pending, expired int }
+	counts := map[string]*count{} // a catalog two blocks follow counts once, summed
+	for _, h := range hs {
+		for catalog, n := range h.unservedMembers() {
+			if counts[catalog] == nil {
+				counts[catalog] = &count{}
+			}
+			counts[catalog].pending += n[0]
+			counts[catalog].expired += n[1]
+		}
+	}
+	for catalog, n := range counts {
+		ch <- prometheus.MustNewConstMetric(unservedDesc, prometheus.GaugeValue, float64(n.pending), catalog, "pending")
+		ch <- prometheus.MustNewConstMetric(unservedDesc, prometheus.GaugeValue, float64(n.expired), catalog, "expired")
+	}
+}
+
+// unservedMembers counts each catalog's members not served: pending, and
+// expired.
+func (h *Handler) unservedMembers() map[string][2]int {
+	h.cats.mu.Lock()
+	defer h.cats.mu.Unlock()
+	out := make(map[string][2]int, len(h.cats.members))
+	for catalog, members := range h.cats.members {
+		var n [2]int
+		for o := range members {
+			switch z := h.store.Get(o); {
+			case z == nil:
+				n[0]++
+			case z.Expired():
+				n[1]++
+			}
+		}
+		out[catalog] = n
+	}
+	return out
+}
