@@ -66,6 +66,16 @@ func startZonesPrimary(t *testing.T, expire int) *zonesPrimary {
 	return p
 }
 
+// hold has p hold its answers for origin until the gate it returns is
+// closed.
+func (p *zonesPrimary) hold(origin string) chan struct{} {
+	gate := make(chan struct{})
+	p.mu.Lock()
+	p.gates[origin] = gate
+	p.mu.Unlock()
+	return gate
+}
+
 func (p *zonesPrimary) askedFor(origin string) int {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -142,10 +152,7 @@ func TestExpiryDoesNotWaitForAWorker(t *testing.T) {
 
 	// The primary now holds every answer for slow.test; slow.test takes
 	// the worker, and short.test's primary is gone.
-	gate := make(chan struct{})
-	p.mu.Lock()
-	p.gates["slow.test."] = gate
-	p.mu.Unlock()
+	gate := p.hold("slow.test.")
 	defer close(gate)
 	short.cfg.Primaries = []string{"127.0.0.1:9"}
 	p.add(q, store, "slow.test.")
@@ -162,10 +169,7 @@ func TestExpiryDoesNotWaitForAWorker(t *testing.T) {
 // refresh holds a worker for its timeout).
 func TestSavedCopyDoesNotWaitForAWorker(t *testing.T) {
 	p, store, q := scheduled(t, 600, 1)
-	gate := make(chan struct{})
-	p.mu.Lock()
-	p.gates["slow.test."] = gate
-	p.mu.Unlock()
+	gate := p.hold("slow.test.")
 	defer close(gate)
 	p.add(q, store, "slow.test.")
 	waitFor(t, "slow.test's refresh under way", func() bool { return p.askedFor("slow.test.") > 0 })
@@ -211,10 +215,7 @@ func TestARemovedZoneJudgesNoVersion(t *testing.T) {
 // another's.
 func TestARemovedZonePublishesNothing(t *testing.T) {
 	p, store, q := scheduled(t, 600, 1)
-	gate := make(chan struct{})
-	p.mu.Lock()
-	p.gates["gone.test."] = gate
-	p.mu.Unlock()
+	gate := p.hold("gone.test.")
 	file := filepath.Join(t.TempDir(), "gone.test.zone")
 	ev := &events{}
 	z := New(Config{Origin: "gone.test.", Primaries: []string{p.addr}, Store: store, File: file, Events: ev.add})
