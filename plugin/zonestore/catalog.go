@@ -311,7 +311,7 @@ func logMembers(catalog, what string, origins []string) {
 // bulkTransfers paces the collector while a catalog's many new members
 // (bulkLoad or more: its first version, read at start) are transferred, as
 // a directory's first scan is paced: it runs often meanwhile
-// (bulkGCPercent), so that the transfers' garbage frees room the zones
+// (bulkTransferGCPercent), so that the transfers' garbage frees room the zones
 // then fill, where the headroom the server keeps for queries
 // (internal/gcpace) would fill with it first. A secondary of 10,000 small
 // zones was 427 MB resident, 3.6 kB a record, where the same zones read
@@ -324,7 +324,7 @@ func bulkTransfers(zones []*secondary.Zone) {
 		return
 	}
 	release := gcpace.Hold()
-	old := debug.SetGCPercent(bulkGCPercent)
+	old := debug.SetGCPercent(bulkTransferGCPercent)
 	go func() {
 		defer release()
 		defer debug.SetGCPercent(old)
@@ -351,3 +351,12 @@ func bulkTransfers(zones []*secondary.Zone) {
 // bulkStall is how long bulk transfers may go without one finishing
 // before the collector's pace is given back.
 const bulkStall = 10 * time.Second
+
+// bulkTransferGCPercent is GOGC while a catalog's members transfer. A
+// transfer leaves less garbage than a file's parse (its messages read
+// into a pooled buffer, xfrin.go), so at a directory's 50 the collector
+// ran seldom, and the garbage left holes among the zones' records: 100,000
+// members took 646 MiB where the build before took 575. At 20, 590 to 598
+// MiB, in 0.58 to 0.76 of the build before's time; at 10, 568 to 575 MiB
+// and no faster than it (bench/README.md, 2026-12-07 15:16 to 15:24).
+const bulkTransferGCPercent = 20

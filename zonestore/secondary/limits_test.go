@@ -3,7 +3,9 @@ package secondary
 import (
 	"errors"
 	"fmt"
+	"net"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -188,5 +190,84 @@ func TestTransferTime(t *testing.T) {
 	sec.cfg.Limits.TransferTime = 0
 	if err := sec.Refresh(); err != nil || answer(store, "www.example.test.") != "192.0.2.1" {
 		t.Fatalf("without the limit: %v, www %s", err, answer(store, "www.example.test."))
+	}
+}
+
+// TestSignedTransfersOfManyMessages: AXFR and IXFR signed with a key
+// (RFC 8945), each in many messages, every message after the first
+// signed over its timers alone; read whole with the key, refused with
+// another secret.
+func TestSignedTransfersOfManyMessages(t *testing.T) {
+	const key, secret = "xfr.", "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3Rz"
+	var hosts []string
+	for i := range 2000 {
+		hosts = append(hosts, fmt.Sprintf("h%d.example.test. 300 A 192.0.%d.%d", i, i/250, i%250+1))
+	}
+	v1 := zoneV(t, "1", hosts...)
+	ixfr := rrs(t, append(append([]string{soa("2"), soa("1")}, hosts[:1000]...), append([]string{soa("2")}, soa("2"))...)...)
+	// primary signs its answers with secret; strict, it answers NOTAUTH
+	// to a query whose signature does not verify with it.
+	primary := func(secret string, strict bool) string {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := &dns.Server{Listener: l, TsigSecret: map[string]string{key: secret}, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+			if strict && w.TsigStatus() != nil {
+				m := new(dns.Msg)
+				m.SetRcode(r, dns.RcodeNotAuth)
+				w.WriteMsg(m)
+				return
+			}
+			out := v1
+			if r.Question[0].Qtype == dns.TypeIXFR {
+				out = ixfr
+			}
+			ch := make(chan *dns.Envelope)
+			done := make(chan struct{})
+			go func() { new(dns.Transfer).Out(w, r, ch); close(done) }()
+			for len(out) > 0 { // 50 records a message, until the reader goes
+				n := min(50, len(out))
+				select {
+				case ch <- &dns.Envelope{RR: out[:n]}:
+				case <-done:
+					return
+				}
+				out = out[n:]
+			}
+			close(ch)
+			<-done
+			w.Hijack()
+			w.Close()
+		})}
+		go srv.ActivateAndServe()
+		t.Cleanup(func() { srv.Shutdown() })
+		return l.Addr().String()
+	}
+	addr := primary(secret, true)
+
+	store := zonestore.NewStore()
+	sec := New(Config{Origin: "example.test.", Store: store, TSIG: &TSIG{Name: key, Algorithm: dns.HmacSHA256, Secret: secret}})
+	if err := sec.axfr(addr, nil); err != nil {
+		t.Fatalf("a signed AXFR of %d messages: %v", len(v1)/50+1, err)
+	}
+	if z := store.Get("example.test."); z == nil || z.Records() != len(v1)-1 {
+		t.Fatalf("the AXFR's zone: %v", z)
+	}
+	if err := sec.ixfr(addr, store.Get("example.test.")); err != nil {
+		t.Fatalf("a signed IXFR of many messages: %v", err)
+	}
+	if z := store.Get("example.test."); z.Serial() != 2 || z.Records() != len(v1)-1-1000 {
+		t.Fatalf("the IXFR's zone: serial %d, %d records", z.Serial(), z.Records())
+	}
+	other := "d3Jvbmcgc2VjcmV0"
+	wrong := New(Config{Origin: "example.test.", Store: zonestore.NewStore(), TSIG: &TSIG{Name: key, Algorithm: dns.HmacSHA256, Secret: other}})
+	if err := wrong.axfr(addr, nil); err == nil {
+		t.Fatal("an AXFR asked with another secret succeeded")
+	}
+	// A primary that answers whatever the query's signature, signing with
+	// its own secret: the answer does not verify, and is not taken.
+	if err := wrong.axfr(primary(secret, false), nil); err == nil || !strings.Contains(err.Error(), "TSIG") {
+		t.Fatalf("an AXFR signed with another secret: %v, want its TSIG refused", err)
 	}
 }

@@ -403,74 +403,54 @@ func (s *Zone) serial(primary string) (uint32, error) {
 	return 0, errors.New("SOA query answered without the zone's SOA")
 }
 
-func (s *Zone) sign(m *dns.Msg, c interface{}) {
+// sign has c sign m with the zone's key, if it has one, and check the
+// answer's signature.
+func (s *Zone) sign(m *dns.Msg, c *dns.Client) {
 	if s.cfg.TSIG == nil {
 		return
 	}
 	m.SetTsig(s.cfg.TSIG.Name, s.cfg.TSIG.Algorithm, 300, time.Now().Unix())
-	secrets := map[string]string{s.cfg.TSIG.Name: s.cfg.TSIG.Secret}
-	switch c := c.(type) {
-	case *dns.Client:
-		c.TsigSecret = secrets
-	case *dns.Transfer:
-		c.TsigSecret = secrets
-	}
+	c.TsigSecret = map[string]string{s.cfg.TSIG.Name: s.cfg.TSIG.Secret}
 }
 
-// transfer runs one AXFR or IXFR and returns every record of it, in order.
+// transfer runs one AXFR or IXFR and returns every record of it, in order
+// (xfrin.go). Each message must come within the timeout, and the whole
+// within Limits.TransferTime: a primary that sends a message every 9 s
+// holds the worker as long as it likes otherwise. A transfer past
+// Limits.MaxRecords is cut off there.
 func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, error) {
-	t := &dns.Transfer{DialTimeout: s.cfg.Timeout, ReadTimeout: s.cfg.Timeout, WriteTimeout: s.cfg.Timeout}
-	s.sign(m, t)
-	env, err := t.In(m, primary)
+	x, err := dialTransfer(primary, m, s.cfg.TSIG, s.cfg.Timeout)
 	if err != nil {
 		return nil, err
 	}
+	defer x.close()
+	var end time.Time
+	if d := s.cfg.Limits.TransferTime; d > 0 {
+		end = time.Now().Add(d)
+	}
 	// A whole zone of MaxRecords records comes with its SOA twice.
 	limit := s.cfg.Limits.MaxRecords + 1
-	// Each message's wait is bounded by the timeout; the whole transfer by
-	// TransferTime: a primary that sends a message every 9 s holds the
-	// worker as long as it likes otherwise.
-	var late <-chan time.Time
-	if d := s.cfg.Limits.TransferTime; d > 0 {
-		tm := time.NewTimer(d)
-		defer tm.Stop()
-		late = tm.C
-	}
 	var rrs []dns.RR
-	var failed error
-	// cut ends the transfer with err: closing the connection ends the
-	// reader's loop, and what it read meanwhile is passed by.
-	cut := func(err error) {
-		failed, rrs = err, nil
-		t.Close()
-	}
 	for {
-		var e *dns.Envelope
-		select {
-		case e = <-env:
-		case <-late:
-			late = nil
-			if failed == nil {
-				cut(fmt.Errorf("%w: longer than max_transfer_time %s", errTooSlow, s.cfg.Limits.TransferTime))
-			}
-			continue
+		wait := time.Now().Add(s.cfg.Timeout)
+		if !end.IsZero() && end.Before(wait) {
+			wait = end
 		}
-		if e == nil { // the channel closed: the transfer's end
+		x.conn.SetReadDeadline(wait)
+		page, last, err := x.next()
+		switch {
+		case err != nil && !end.IsZero() && !time.Now().Before(end):
+			return nil, fmt.Errorf("%w: longer than max_transfer_time %s", errTooSlow, s.cfg.Limits.TransferTime)
+		case err != nil:
+			return nil, err
+		}
+		rrs = append(rrs, page...)
+		if limit > 1 && len(rrs) > limit {
+			return nil, fmt.Errorf("%w: more than max_records %d", errTooLarge, s.cfg.Limits.MaxRecords)
+		}
+		if last {
 			break
 		}
-		if e.Error != nil && failed == nil {
-			failed = e.Error
-		}
-		if failed != nil {
-			continue
-		}
-		rrs = append(rrs, e.RR...)
-		if limit > 1 && len(rrs) > limit {
-			cut(fmt.Errorf("%w: more than max_records %d", errTooLarge, s.cfg.Limits.MaxRecords))
-		}
-	}
-	if failed != nil {
-		return nil, failed
 	}
 	if len(rrs) == 0 {
 		return nil, errors.New("empty transfer")
