@@ -326,6 +326,9 @@ func (s *Zone) Refresh() error {
 			s.keepSaved()
 			return nil
 		}
+		if errors.Is(err, errRetired) {
+			return err // removed: no other primary to ask
+		}
 		errs = append(errs, fmt.Errorf("%s: %w", primary, err))
 	}
 	return errors.Join(errs...)
