@@ -300,3 +300,30 @@ func TestSecondaryLimits(t *testing.T) {
 		t.Errorf("%v refreshes in 3 s with refresh 0s 1s, want 2 or more", n)
 	}
 }
+
+// TestUnreachablePrimaryMetric: a primary that refuses every connection
+// (nothing listens on its port) is held as unreachable once it has failed
+// twice in a row, and says so in primary_unreachable; the zone it feeds
+// is answered SERVFAIL, and a zone of a live primary beside it is served.
+func TestUnreachablePrimaryMetric(t *testing.T) {
+	port, closed := freeport.Get(t), freeport.Get(t)
+	knot := startKnotPrimary(t, "example.test", zoneText("example.test", 1, "www A 192.0.2.1"), port, "") // expire two weeks
+	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	dead := fmt.Sprintf("127.0.0.1:%d", closed)
+	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    prometheus %s\n    zonestore {\n        secondary example.test %s\n        secondary dead.test %s\n    }\n}\n",
+		port, prom, knot.addr, dead), port, "example.test")
+	series := fmt.Sprintf(`coredns_zonestore_primary_unreachable{primary="%s"}`, dead)
+	eventually(t, "the dead primary held", func() bool { return metric(t, prom, series) == 1 })
+	if got := answerA(t, s.addr, "www.dead.test."); got != "SERVFAIL" {
+		t.Errorf("a zone of the dead primary: %s, want SERVFAIL", got)
+	}
+	if got := answerA(t, s.addr, "www.example.test."); got != "192.0.2.1" {
+		t.Errorf("a zone of the live primary: %s", got)
+	}
+	if b := scrape(t, prom); strings.Contains(string(b), knot.addr+`"} 1`) {
+		t.Error("the live primary held")
+	}
+	if !strings.Contains(s.log.String(), "Primary "+dead+" did not answer twice in a row") {
+		t.Errorf("the hold not logged:\n%s", s.log.String())
+	}
+}

@@ -224,8 +224,8 @@ func TestUnservedMembers(t *testing.T) {
 		if i == 1 {
 			h.store.Publish(nil, version("d.test.", true), true)
 		}
-		unserved.track(h)
-		defer unserved.untrack(h)
+		scraped.track(h)
+		defer scraped.untrack(h)
 	}
 	want := `
 # HELP coredns_zonestore_catalog_members_unserved Member zones of a catalog zone not served: pending (not transferred or loaded yet: SERVFAIL) or expired (no refresh within the SOA expire: SERVFAIL).
@@ -233,7 +233,7 @@ func TestUnservedMembers(t *testing.T) {
 coredns_zonestore_catalog_members_unserved{catalog="cat.invalid.",state="expired"} 3
 coredns_zonestore_catalog_members_unserved{catalog="cat.invalid.",state="pending"} 3
 `
-	if err := testutil.CollectAndCompare(unserved, strings.NewReader(want)); err != nil {
+	if err := testutil.CollectAndCompare(scraped, strings.NewReader(want)); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -127,6 +127,18 @@ func (s *secondaries) start() {
 	}
 }
 
+// unreachable returns the primaries the block's Scheduler holds as
+// unreachable now.
+func (s *secondaries) unreachable() []string {
+	s.mu.Lock()
+	sched := s.sched
+	s.mu.Unlock()
+	if sched == nil {
+		return nil
+	}
+	return sched.Unreachable()
+}
+
 func (s *secondaries) stopAll() {
 	s.mu.Lock()
 	defer s.mu.Unlock()

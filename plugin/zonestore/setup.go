@@ -55,13 +55,13 @@ func setup(c *caddy.Controller) error {
 			go d.watch(h.store, stop)
 		}
 		h.secs.start()
-		unserved.track(h)
+		scraped.track(h)
 		go h.watchSignatures(stop)
 		return nil
 	})
 	c.OnShutdown(func() error {
 		close(stop)
-		unserved.untrack(h)
+		scraped.untrack(h)
 		h.secs.stopAll()
 		h.abandon(key)
 		return nil

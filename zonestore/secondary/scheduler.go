@@ -134,6 +134,10 @@ func (q *Scheduler) close() []*Zone {
 	return removed
 }
 
+// Unreachable returns the primaries not asked for now, for they did not
+// answer (unreachable.go).
+func (q *Scheduler) Unreachable() []string { return q.unreach.heldNow() }
+
 // Queued returns how many zones are due and waiting for a worker.
 func (q *Scheduler) Queued() int {
 	q.mu.Lock()

@@ -101,6 +101,20 @@ func (u *unreachable) heardFrom(ip net.IP) {
 	}
 }
 
+// heldNow returns the primaries held now.
+func (u *unreachable) heldNow() []string {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	var out []string
+	now := u.now()
+	for p, m := range u.by {
+		if now.Before(m.until) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 // noAnswer reports whether err says the primary did not answer (a
 // timeout, a connection refused or reset, no route), not that it
 // answered something unwelcome (an rcode, a broken transfer, a TSIG

@@ -160,9 +160,12 @@ func TestDeadPrimaryDoesNotHoldTheWorkers(t *testing.T) {
 	if _, held := q.unreach.held(dead.addr); !held {
 		t.Fatal("the dead primary is not held")
 	}
+	if got := q.Unreachable(); len(got) != 1 || got[0] != dead.addr {
+		t.Fatalf("Unreachable: %v, want the dead primary alone", got)
+	}
 	before := dead.asked.Load()
 	zones[0].NotifyFrom(net.ParseIP("127.0.0.1"))
-	if _, held := q.unreach.held(dead.addr); held {
+	if _, held := q.unreach.held(dead.addr); held || len(q.Unreachable()) != 0 {
 		t.Fatal("the dead primary still held after a NOTIFY from its address")
 	}
 	waitFor(t, "the notified zone to ask its primary", func() bool { return dead.asked.Load() > before })

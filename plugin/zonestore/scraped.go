@@ -7,34 +7,47 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
+// Metrics read at each scrape from the running blocks, where keeping them
+// as they change would put a write on a transfer's path or a query's.
+//
 // A catalog's members have no metric series of their own (catalog.go):
 // among 100,000, the few not served (never transferred, or expired) had
 // no count anywhere but the log. So each scrape counts them, by catalog,
 // from the store: a look at every member, 82 to 89 ms for 100,000
 // (BenchmarkUnservedMembers100k, mostly cache misses), at the scraper's
-// pace, and nothing on the query path or on a transfer's.
+// pace. And the primaries held as unreachable (secondary's
+// unreachable.go), which the log tells once a hold, are a series each
+// while held: what an alert wants.
 
 var unservedDesc = prometheus.NewDesc(
 	prometheus.BuildFQName(plugin.Namespace, pluginName, "catalog_members_unserved"),
 	"Member zones of a catalog zone not served: pending (not transferred or loaded yet: SERVFAIL) or expired (no refresh within the SOA expire: SERVFAIL).",
 	[]string{"catalog", "state"}, nil)
 
-// unserved is the collector of every running block's catalogs.
-var unserved = &unservedCollector{handlers: map[*Handler]struct{}{}}
+var unreachableDesc = prometheus.NewDesc(
+	prometheus.BuildFQName(plugin.Namespace, pluginName, "primary_unreachable"),
+	"1 for each primary of secondary zones that did not answer twice in a row and is not asked now (it is again after a hold of 10 s to 10 minutes, or at its NOTIFY).",
+	[]string{"primary"}, nil)
 
-func init() { prometheus.MustRegister(unserved) }
+// scraped is the collector of these metrics, over every running block.
+var scraped = &scrapedCollector{handlers: map[*Handler]struct{}{}}
 
-type unservedCollector struct {
+func init() { prometheus.MustRegister(scraped) }
+
+type scrapedCollector struct {
 	mu       sync.Mutex
 	handlers map[*Handler]struct{}
 }
 
-func (c *unservedCollector) track(h *Handler)   { c.mu.Lock(); c.handlers[h] = struct{}{}; c.mu.Unlock() }
-func (c *unservedCollector) untrack(h *Handler) { c.mu.Lock(); delete(c.handlers, h); c.mu.Unlock() }
+func (c *scrapedCollector) track(h *Handler)   { c.mu.Lock(); c.handlers[h] = struct{}{}; c.mu.Unlock() }
+func (c *scrapedCollector) untrack(h *Handler) { c.mu.Lock(); delete(c.handlers, h); c.mu.Unlock() }
 
-func (c *unservedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- unservedDesc }
+func (c *scrapedCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- unservedDesc
+	ch <- unreachableDesc
+}
 
-func (c *unservedCollector) Collect(ch chan<- prometheus.Metric) {
+func (c *scrapedCollector) Collect(ch chan<- prometheus.Metric) {
 	c.mu.Lock()
 	hs := make([]*Handler, 0, len(c.handlers))
 	for h := range c.handlers {
@@ -55,6 +68,15 @@ func (c *unservedCollector) Collect(ch chan<- prometheus.Metric) {
 	for catalog, n := range counts {
 		ch <- prometheus.MustNewConstMetric(unservedDesc, prometheus.GaugeValue, float64(n.pending), catalog, "pending")
 		ch <- prometheus.MustNewConstMetric(unservedDesc, prometheus.GaugeValue, float64(n.expired), catalog, "expired")
+	}
+	held := map[string]bool{} // a primary of two blocks is one series
+	for _, h := range hs {
+		for _, p := range h.secs.unreachable() {
+			held[p] = true
+		}
+	}
+	for p := range held {
+		ch <- prometheus.MustNewConstMetric(unreachableDesc, prometheus.GaugeValue, 1, p)
 	}
 }
 
