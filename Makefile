@@ -60,7 +60,8 @@ fuzz:
 	$(GO) test -run XXX -fuzz FuzzLookup -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/
 	$(GO) test -run XXX -fuzz FuzzEncode -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./wire/
 	$(GO) test -run XXX -fuzz FuzzUpstreamAnswer -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./alias/
-	$(GO) test -run XXX -fuzz FuzzTransfer -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/secondary/
+	$(GO) test -run XXX -fuzz '^FuzzTransfer$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/secondary/
+	$(GO) test -run XXX -fuzz '^FuzzTransferIn$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./zonestore/secondary/
 	$(GO) test -run XXX -fuzz FuzzQueryThroughTheChain -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./plugin/zonestore/
 	$(GO) test -run XXX -fuzz FuzzPacketThroughTheChain -fuzztime $(FUZZTIME) -fuzzminimizetime 1x ./plugin/codel/
 
