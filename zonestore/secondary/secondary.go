@@ -412,9 +412,12 @@ func (s *Zone) sign(m *dns.Msg, c *dns.Client) {
 	if s.cfg.TSIG == nil {
 		return
 	}
-	m.SetTsig(s.cfg.TSIG.Name, s.cfg.TSIG.Algorithm, 300, time.Now().Unix())
+	s.cfg.TSIG.stamp(m)
 	c.TsigSecret = map[string]string{s.cfg.TSIG.Name: s.cfg.TSIG.Secret}
 }
+
+// stamp adds to m the TSIG record that signing with k fills in.
+func (k *TSIG) stamp(m *dns.Msg) { m.SetTsig(k.Name, k.Algorithm, 300, time.Now().Unix()) }
 
 // transfer runs one AXFR or IXFR and returns every record of it, in order
 // (xfrin.go). Each message must come within the timeout, and the whole
@@ -459,6 +462,14 @@ func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, error) {
 		return nil, errors.New("empty transfer")
 	}
 	return rrs, nil
+}
+
+// sized checks z against Limits.MaxRecords.
+func (s *Zone) sized(z *zonestore.Zone) error {
+	if max := s.cfg.Limits.MaxRecords; max > 0 && z.Records() > max {
+		return fmt.Errorf("%w: %d records, more than max_records %d", errTooLarge, z.Records(), max)
+	}
+	return nil
 }
 
 // errTooLarge is a transfer or a version past Limits.MaxRecords;
@@ -548,8 +559,9 @@ func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
 	case z == nil:
 		s.event(Current, nil, nil)
 		return nil
-	case s.cfg.Limits.MaxRecords > 0 && z.Records() > s.cfg.Limits.MaxRecords:
-		return fmt.Errorf("%w: %d records, more than max_records %d", errTooLarge, z.Records(), s.cfg.Limits.MaxRecords)
+	}
+	if err := s.sized(z); err != nil {
+		return err
 	}
 	if err := s.verify(z); err != nil {
 		return err

@@ -131,8 +131,8 @@ func (s *Zone) restore() {
 	if err == nil {
 		err = s.verify(z)
 	}
-	if max := s.cfg.Limits.MaxRecords; err == nil && max > 0 && z.Records() > max {
-		err = fmt.Errorf("%w: %d records, more than max_records %d", errTooLarge, z.Records(), max)
+	if err == nil {
+		err = s.sized(z)
 	}
 	expired := false
 	if err == nil {

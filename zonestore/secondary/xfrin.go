@@ -75,7 +75,7 @@ func (x *xfrIn) sign(q *dns.Msg) ([]byte, error) {
 	if x.key == nil {
 		return q.Pack()
 	}
-	q.SetTsig(x.key.Name, x.key.Algorithm, 300, time.Now().Unix())
+	x.key.stamp(q)
 	wire, mac, err := dns.TsigGenerate(q, x.key.Secret, "", false)
 	x.mac = mac
 	return wire, err
