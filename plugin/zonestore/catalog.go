@@ -22,6 +22,13 @@ type catalogs struct {
 	failures sync.Map                     // catalog -> *failureLog
 }
 
+// init makes the maps, once: under mu.
+func (c *catalogs) init() {
+	if c.members == nil {
+		c.members, c.coo = map[string]map[string]string{}, map[string]map[string]string{}
+	}
+}
+
 // ownerOf returns the catalog other than catalog whose member origin is,
 // if one is.
 func (c *catalogs) ownerOf(origin, catalog string) string {
@@ -124,9 +131,7 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 	}
 	h.cats.mu.Lock()
 	defer h.cats.mu.Unlock()
-	if h.cats.members == nil {
-		h.cats.members, h.cats.coo = map[string]map[string]string{}, map[string]map[string]string{}
-	}
+	h.cats.init()
 	have := h.cats.members[catalog]
 	var added, gone, reset, taken []string
 	fresh := map[string]bool{} // members whose version and copy are dropped first
@@ -152,7 +157,11 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 			delete(h.cats.members[from], o)
 			catalogMembersGauge.WithLabelValues(from).Set(float64(len(h.cats.members[from])))
 			taken = append(taken, o)
-			log.Infof("Catalog zone %q: member zone %q taken over from catalog zone %q (coo), its state %s", catalog, o, from, map[bool]string{true: "reset", false: "kept"}[fresh[o]])
+			state := "kept"
+			if fresh[o] {
+				state = "reset"
+			}
+			log.Infof("Catalog zone %q: member zone %q taken over from catalog zone %q (coo), its state %s", catalog, o, from, state)
 			continue
 		}
 		if h.secs.get(o) != nil || h.store.Get(o) != nil {
@@ -171,14 +180,11 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 	// First the zones that go, or start afresh: out of the scheduler (no
 	// refresh of theirs publishes after), then their versions and copies.
 	out := map[string]*member{}
-	for o := range fresh {
-		out[o] = nil
-	}
-	h.secs.put(out)
 	var drop []string
 	for o := range fresh {
-		drop = append(drop, o)
+		out[o], drop = nil, append(drop, o)
 	}
+	h.secs.put(out)
 	h.store.RemoveAll(drop)
 	for _, o := range drop {
 		h.removed(o)
@@ -189,14 +195,15 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secon
 	// places in the store made in one copy of its index, not one each as
 	// their first transfers end.
 	in := map[string]*member{}
+	var coming []string
 	var zones []*secondary.Zone
 	for _, list := range [][]string{added, reset, taken} {
 		for _, o := range list {
 			m := h.catalogMember(catalog, settings, store, o)
-			in[o], zones = m, append(zones, m.zone)
+			in[o], coming, zones = m, append(coming, o), append(zones, m.zone)
 		}
 	}
-	h.store.Reserve(append(append(append([]string{}, added...), reset...), taken...))
+	h.store.Reserve(coming)
 	bulkTransfers(zones)
 	h.secs.put(in)
 	logMembers(catalog, "added", added)
@@ -276,9 +283,7 @@ func (h *Handler) keepMembers(catalog secondary.Config, store storage, members m
 	}
 	h.cats.mu.Lock()
 	defer h.cats.mu.Unlock()
-	if h.cats.members == nil {
-		h.cats.members, h.cats.coo = map[string]map[string]string{}, map[string]map[string]string{}
-	}
+	h.cats.init()
 	changes := map[string]*member{}
 	settings := memberSettings(catalog)
 	for o := range members {

@@ -259,8 +259,8 @@ func BenchmarkUnservedMembers100k(b *testing.B) {
 	h.cats.members = map[string]map[string]string{"cat.invalid.": members}
 	b.ReportAllocs()
 	for b.Loop() {
-		if n := h.unservedMembers()["cat.invalid."]; n[0] != 1000 {
-			b.Fatalf("%d pending, want 1000", n[0])
+		if n := h.unservedMembers()["cat.invalid."]; n.pending != 1000 {
+			b.Fatalf("%d pending, want 1000", n.pending)
 		}
 	}
 }

@@ -54,46 +54,43 @@ func (c *scrapedCollector) Collect(ch chan<- prometheus.Metric) {
 		hs = append(hs, h)
 	}
 	c.mu.Unlock()
-	type count struct{ pending, expired int }
-	counts := map[string]*count{} // a catalog two blocks follow counts once, summed
+	counts := map[string]unserved{} // a catalog two blocks follow counts once, summed
+	held := map[string]bool{}       // a primary of two blocks is one series
 	for _, h := range hs {
 		for catalog, n := range h.unservedMembers() {
-			if counts[catalog] == nil {
-				counts[catalog] = &count{}
-			}
-			counts[catalog].pending += n[0]
-			counts[catalog].expired += n[1]
+			sum := counts[catalog]
+			sum.pending, sum.expired = sum.pending+n.pending, sum.expired+n.expired
+			counts[catalog] = sum
+		}
+		for _, p := range h.secs.unreachable() {
+			held[p] = true
 		}
 	}
 	for catalog, n := range counts {
 		ch <- prometheus.MustNewConstMetric(unservedDesc, prometheus.GaugeValue, float64(n.pending), catalog, "pending")
 		ch <- prometheus.MustNewConstMetric(unservedDesc, prometheus.GaugeValue, float64(n.expired), catalog, "expired")
 	}
-	held := map[string]bool{} // a primary of two blocks is one series
-	for _, h := range hs {
-		for _, p := range h.secs.unreachable() {
-			held[p] = true
-		}
-	}
 	for p := range held {
 		ch <- prometheus.MustNewConstMetric(unreachableDesc, prometheus.GaugeValue, 1, p)
 	}
 }
 
-// unservedMembers counts each catalog's members not served: pending, and
-// expired.
-func (h *Handler) unservedMembers() map[string][2]int {
+// unserved counts a catalog's members not served.
+type unserved struct{ pending, expired int }
+
+// unservedMembers counts each catalog's members not served.
+func (h *Handler) unservedMembers() map[string]unserved {
 	h.cats.mu.Lock()
 	defer h.cats.mu.Unlock()
-	out := make(map[string][2]int, len(h.cats.members))
+	out := make(map[string]unserved, len(h.cats.members))
 	for catalog, members := range h.cats.members {
-		var n [2]int
+		var n unserved
 		for o := range members {
 			switch z := h.store.Get(o); {
 			case z == nil:
-				n[0]++
+				n.pending++
 			case z.Expired():
-				n[1]++
+				n.expired++
 			}
 		}
 		out[catalog] = n
