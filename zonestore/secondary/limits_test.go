@@ -110,26 +110,19 @@ func TestMaxRecords(t *testing.T) {
 func TestMaxRecordsCutsATransferOff(t *testing.T) {
 	sent := make(chan int, 1)
 	addr := serve(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		ch := make(chan *dns.Envelope)
-		done := make(chan struct{})
-		go func() { new(dns.Transfer).Out(w, r, ch); close(done) }()
-		n := 0
-		defer func() { sent <- n }()
-		ch <- &dns.Envelope{RR: zoneV(t, "1")[:3]}
-		for i := 0; i < 1000; i++ { // 100,000 more, unless the reader goes
+		sent <- sendTransfer(w, r, func(i int) []dns.RR {
+			switch {
+			case i == 0:
+				return zoneV(t, "1")[:3]
+			case i > 1000: // 100,000 more, unless the reader goes
+				return nil
+			}
 			var batch []dns.RR
 			for j := range 100 {
 				batch = append(batch, rrs(t, fmt.Sprintf("h%d-%d.example.test. 300 A 192.0.2.1", i, j))...)
 			}
-			select {
-			case ch <- &dns.Envelope{RR: batch}:
-				n += len(batch)
-			case <-done:
-				return
-			}
-		}
-		close(ch)
-		<-done
+			return batch
+		})
 	}))
 	q := NewScheduler(1)
 	t.Cleanup(q.Stop)
@@ -159,20 +152,16 @@ func TestMaxRecordsCutsATransferOff(t *testing.T) {
 // not held as unreachable.
 func TestTransferTime(t *testing.T) {
 	addr := serve(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
-		ch := make(chan *dns.Envelope)
-		done := make(chan struct{})
-		go func() { new(dns.Transfer).Out(w, r, ch); close(done) }()
 		v := zoneV(t, "1", "www.example.test. 300 A 192.0.2.1")
-		for _, rr := range v { // a record every 200 ms: 1 s in all
-			select {
-			case ch <- &dns.Envelope{RR: []dns.RR{rr}}:
-			case <-done:
-				return
+		sendTransfer(w, r, func(i int) []dns.RR {
+			if i >= len(v) {
+				return nil
 			}
-			time.Sleep(200 * time.Millisecond)
-		}
-		close(ch)
-		<-done
+			if i > 0 { // a record every 200 ms: 1 s in all
+				time.Sleep(200 * time.Millisecond)
+			}
+			return v[i : i+1]
+		})
 	}))
 	q := NewScheduler(1)
 	t.Cleanup(q.Stop)
@@ -223,22 +212,12 @@ func TestSignedTransfersOfManyMessages(t *testing.T) {
 			if r.Question[0].Qtype == dns.TypeIXFR {
 				out = ixfr
 			}
-			ch := make(chan *dns.Envelope)
-			done := make(chan struct{})
-			go func() { new(dns.Transfer).Out(w, r, ch); close(done) }()
-			for len(out) > 0 { // 50 records a message, until the reader goes
-				n := min(50, len(out))
-				select {
-				case ch <- &dns.Envelope{RR: out[:n]}:
-				case <-done:
-					return
+			sendTransfer(w, r, func(i int) []dns.RR { // 50 records a message
+				if i*50 >= len(out) {
+					return nil
 				}
-				out = out[n:]
-			}
-			close(ch)
-			<-done
-			w.Hijack()
-			w.Close()
+				return out[i*50 : min(i*50+50, len(out))]
+			})
 		})}
 		go srv.ActivateAndServe()
 		t.Cleanup(func() { srv.Shutdown() })
@@ -269,5 +248,31 @@ func TestSignedTransfersOfManyMessages(t *testing.T) {
 	// its own secret: the answer does not verify, and is not taken.
 	if err := wrong.axfr(primary(secret, false), nil); err == nil || !strings.Contains(err.Error(), "TSIG") {
 		t.Fatalf("an AXFR signed with another secret: %v, want its TSIG refused", err)
+	}
+}
+
+// sendTransfer answers r as a primary does, a message a page: page(i) is
+// the records of the ith message, nil after the last. It stops where the
+// reader goes, and returns how many records it sent.
+func sendTransfer(w dns.ResponseWriter, r *dns.Msg, page func(i int) []dns.RR) int {
+	ch := make(chan *dns.Envelope)
+	done := make(chan struct{})
+	go func() { new(dns.Transfer).Out(w, r, ch); close(done) }()
+	n := 0
+	for i := 0; ; i++ {
+		rrs := page(i)
+		if rrs == nil {
+			close(ch)
+			<-done
+			w.Hijack()
+			w.Close()
+			return n
+		}
+		select {
+		case ch <- &dns.Envelope{RR: rrs}:
+			n += len(rrs)
+		case <-done:
+			return n
+		}
 	}
 }
