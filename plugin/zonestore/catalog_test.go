@@ -87,6 +87,17 @@ func catalogZone(t *testing.T, origin string, lines ...string) *zonestore.Zone {
 	return z
 }
 
+// memberVersion is a small version of a member zone, as its transfer
+// would publish it.
+func memberVersion(tb testing.TB, origin string) *zonestore.Zone {
+	tb.Helper()
+	z, err := zonestore.Parse(strings.NewReader("$TTL 300\n@ SOA ns1 h 1 3600 600 86400 300\n@ NS ns1\nns1 A 192.0.2.53\n"), origin, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return z
+}
+
 // TestCatalogMembers: a catalog zone's members with their member nodes'
 // labels, and their coo properties; the catalogs RFC 9432 calls broken
 // are refused whole.
@@ -125,11 +136,7 @@ func TestCatalogResetsAndHandsOver(t *testing.T) {
 	dir := storage(t.TempDir())
 	serve := func(origin string) { // a version of the member, as its transfer would publish
 		t.Helper()
-		z, err := zonestore.Parse(strings.NewReader("$TTL 300\n@ SOA ns1 h 1 3600 600 86400 300\n@ NS ns1\nns1 A 192.0.2.53\n"), origin, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := h.store.Publish(h.store.Get(origin), z, true); err != nil {
+		if err := h.store.Publish(h.store.Get(origin), memberVersion(t, origin), true); err != nil {
 			t.Fatal(err)
 		}
 		os.WriteFile(dir.file(origin), []byte("a copy"), 0o644)
@@ -210,11 +217,7 @@ func TestCatalogResetsAndHandsOver(t *testing.T) {
 // pending (no version) and expired, summed over the blocks that follow it.
 func TestUnservedMembers(t *testing.T) {
 	version := func(origin string, expired bool) *zonestore.Zone {
-		z, err := zonestore.Parse(strings.NewReader("$TTL 300\n@ SOA ns1 h 1 3600 600 86400 300\n@ NS ns1\nns1 A 192.0.2.53\n"), origin, "")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return z.WithExpired(expired)
+		return memberVersion(t, origin).WithExpired(expired)
 	}
 	blocks := []*Handler{{store: zonestore.NewStore()}, {store: zonestore.NewStore()}}
 	for i, h := range blocks {
@@ -250,11 +253,7 @@ func BenchmarkUnservedMembers100k(b *testing.B) {
 	}
 	h.store.Reserve(origins)
 	for _, o := range origins[1000:] {
-		z, err := zonestore.Parse(strings.NewReader("$TTL 300\n@ SOA ns1 h 1 3600 600 86400 300\n@ NS ns1.example.\n"), o, "")
-		if err != nil {
-			b.Fatal(err)
-		}
-		h.store.Publish(nil, z, true)
+		h.store.Publish(nil, memberVersion(b, o), true)
 	}
 	h.cats.members = map[string]map[string]string{"cat.invalid.": members}
 	b.ReportAllocs()
