@@ -49,7 +49,8 @@ type Zone struct {
 
 	records int // RRs held, for metrics and tests
 
-	expired bool // a secondary zone past its SOA expire: answered with SERVFAIL
+	expired bool   // a secondary zone past its SOA expire: answered with SERVFAIL
+	lease   *Lease // a secondary zone's: when it expires without a refresh (lease.go); nil for the rest
 	// ttlsDiffer: some RRset of this version, or of one it was edited
 	// from, came with records of differing TTLs (Builder.retime). The TTL
 	// it was given depends on the file's order, which an edit does not

@@ -228,6 +228,9 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	m.Authoritative = res.Authoritative
 	m.Rcode = res.Rcode
 	m.Answer, m.Ns, m.Extra = res.Answer, res.Ns, res.Extra
+	if opt != nil && expireAsked(opt) {
+		m.Extra = withExpire(m.Extra, z)
+	}
 	// An ALIAS is resolved each time by the alias plugin, whose writer
 	// keeps no answer it reported (WriteMsgKeep leaves kept as it was).
 	if keep == nil {

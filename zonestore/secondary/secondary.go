@@ -98,8 +98,12 @@ const (
 
 // Zone is one secondary zone.
 type Zone struct {
-	cfg    Config
-	lastOK atomic.Int64 // unix nanoseconds of the last good refresh, or of New
+	cfg Config
+	// lastOK is the unix nanoseconds of the last good refresh, or of New,
+	// less what a primary's EXPIRE took off the expire (expire.go); lease,
+	// the end of the expire from it, which every version published shares.
+	lastOK atomic.Int64
+	lease  *zonestore.Lease
 	saved  savedCopy
 	slot   slot                      // its place in the Scheduler that refreshes it
 	sched  atomic.Pointer[Scheduler] // that Scheduler, for Notify; nil before Add
@@ -122,10 +126,15 @@ func New(cfg Config) *Zone {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	z := &Zone{cfg: cfg}
+	z := &Zone{cfg: cfg, lease: new(zonestore.Lease)}
 	// A version may be held already (carried over a Corefile reload): its
-	// expire timer starts now, not at a refresh nobody remembers.
-	z.lastOK.Store(time.Now().UnixNano())
+	// expire timer starts now, not at a refresh nobody remembers, and its
+	// lease, the zone's before the reload, is this one's from now on.
+	cur := cfg.Store.Get(cfg.Origin)
+	if cur != nil && cur.Lease() != nil {
+		z.lease = cur.Lease()
+	}
+	z.renew(time.Now(), cur)
 	return z
 }
 
@@ -136,14 +145,52 @@ var errRetired = errors.New("the zone was removed: version not published")
 // A zone removed while its first transfer was under way would otherwise
 // publish a zone no one serves on purpose: the store makes a place for a
 // version over none, and a catalog's member it dropped, or a Corefile's
-// zone gone, would be answered from then on, never refreshed.
+// zone gone, would be answered from then on, never refreshed. z shares
+// the zone's lease.
 func (s *Zone) publish(old, z *zonestore.Zone, force bool) error {
 	s.pub.Lock()
 	defer s.pub.Unlock()
 	if s.retired {
 		return errRetired
 	}
+	z.SetLease(s.lease)
 	return s.cfg.Store.Publish(old, z, force)
+}
+
+// publishFresh is publish for a version refreshed at fresh (renewal):
+// its expire counts from then, and its lease says so from its first
+// answer on.
+func (s *Zone) publishFresh(old, z *zonestore.Zone, force bool, fresh time.Time) error {
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	if s.retired {
+		return errRetired
+	}
+	s.lease.Set(fresh.Add(s.expireOf(z)))
+	z.SetLease(s.lease)
+	if err := s.cfg.Store.Publish(old, z, force); err != nil {
+		if cur := s.cfg.Store.Get(s.cfg.Origin); cur != nil { // the lease of the version still served
+			s.lease.Set(time.Unix(0, s.lastOK.Load()).Add(s.expireOf(cur)))
+		}
+		return err
+	}
+	s.lastOK.Store(fresh.UnixNano())
+	return nil
+}
+
+// renew counts the expire timer from fresh, and has the lease of the
+// versions served end an expire of cur's after it; a retired zone's
+// lease is another's now, or no one's.
+func (s *Zone) renew(fresh time.Time, cur *zonestore.Zone) {
+	s.pub.Lock()
+	defer s.pub.Unlock()
+	if s.retired {
+		return
+	}
+	s.lastOK.Store(fresh.UnixNano())
+	if cur != nil {
+		s.lease.Set(fresh.Add(s.expireOf(cur)))
+	}
 }
 
 // retire makes the zone publish and save nothing more; it waits for a
@@ -308,7 +355,11 @@ func (s *Zone) Refresh() error {
 			err = fmt.Errorf("not asked: it did not answer the last queries; asked again from %s", until.Format(time.TimeOnly))
 			s.event(firstKind(cur), nil, err)
 		} else {
-			err = s.refreshFrom(primary, cur)
+			var fresh time.Time
+			fresh, err = s.refreshFrom(primary, cur)
+			if err == nil {
+				s.renew(fresh, s.cfg.Store.Get(s.cfg.Origin))
+			}
 			switch {
 			case unreach == nil:
 			case noAnswer(err):
@@ -322,7 +373,6 @@ func (s *Zone) Refresh() error {
 			}
 		}
 		if err == nil {
-			s.lastOK.Store(time.Now().UnixNano())
 			s.keepSaved()
 			return nil
 		}
@@ -343,32 +393,46 @@ func firstKind(cur *zonestore.Zone) string {
 	return SOA
 }
 
-func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) error {
+// refreshFrom refreshes the zone from primary, and returns the time its
+// expire counts from (renewal).
+func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) (time.Time, error) {
 	if cur == nil {
 		return s.axfr(primary, nil)
 	}
-	serial, err := s.serial(primary)
+	serial, expire, err := s.serial(primary)
 	if err != nil {
 		err = fmt.Errorf("SOA query: %w", err)
 		s.event(SOA, nil, err)
-		return err
+		return time.Time{}, err
 	}
 	if !zonestore.SerialNewer(serial, cur.Serial()) {
-		if cur.Expired() { // back in touch with a primary: serve it again
-			s.publish(cur, cur.WithExpired(false), true)
-		}
-		s.event(Current, nil, nil)
-		return nil
+		return s.current(cur, expire), nil
 	}
-	if err := s.ixfr(primary, cur); err != nil {
+	fresh, err := s.ixfr(primary, cur)
+	if err != nil {
 		s.event(IXFR, nil, err)
 		if noAnswer(err) || errors.Is(err, errTooSlow) { // an AXFR would hold the worker as long again
-			return fmt.Errorf("IXFR: %w", err)
+			return time.Time{}, fmt.Errorf("IXFR: %w", err)
 		}
 		s.cfg.Logf("IXFR of %q from %s failed, falling back to AXFR: %v", s.cfg.Origin, primary, err)
 		return s.axfr(primary, cur)
 	}
-	return nil
+	return fresh, nil
+}
+
+// current is a refresh that found cur current (by the SOA's serial, or an
+// IXFR's answer), the primary's EXPIRE expire: it returns the time the
+// expire counts from.
+func (s *Zone) current(cur *zonestore.Zone, expire expireOption) time.Time {
+	fresh := s.renewal(cur, expire, false)
+	// Back in touch with a primary, an expired zone is served again; and
+	// a version held without this zone's lease (a file's zone become a
+	// secondary at a Corefile reload) is given it, for its EXPIRE.
+	if cur.Expired() || cur.Lease() != s.lease {
+		s.publishFresh(cur, cur.WithExpired(false), true, fresh)
+	}
+	s.event(Current, nil, nil)
+	return fresh
 }
 
 func (s *Zone) event(kind string, z *zonestore.Zone, err error) {
@@ -380,11 +444,12 @@ func (s *Zone) event(kind string, z *zonestore.Zone, err error) {
 	}
 }
 
-// serial asks primary for the zone's SOA serial, over UDP, then TCP if
-// the answer is truncated.
-func (s *Zone) serial(primary string) (uint32, error) {
+// serial asks primary for the zone's SOA serial, and its EXPIRE, over
+// UDP, then TCP if the answer is truncated.
+func (s *Zone) serial(primary string) (uint32, expireOption, error) {
 	m := new(dns.Msg)
 	m.SetQuestion(s.cfg.Origin, dns.TypeSOA)
+	askExpire(m)
 	c := &dns.Client{Timeout: s.cfg.Timeout}
 	s.sign(m, c)
 	r, _, err := c.Exchange(m, primary)
@@ -393,17 +458,17 @@ func (s *Zone) serial(primary string) (uint32, error) {
 		r, _, err = c.Exchange(m, primary)
 	}
 	if err != nil {
-		return 0, err
+		return 0, expireOption{}, err
 	}
 	if r.Rcode != dns.RcodeSuccess {
-		return 0, fmt.Errorf("SOA query answered %s", dns.RcodeToString[r.Rcode])
+		return 0, expireOption{}, fmt.Errorf("SOA query answered %s", dns.RcodeToString[r.Rcode])
 	}
 	for _, rr := range r.Answer {
 		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, s.cfg.Origin) {
-			return soa.Serial, nil
+			return soa.Serial, expireOf(r), nil
 		}
 	}
-	return 0, errors.New("SOA query answered without the zone's SOA")
+	return 0, expireOption{}, errors.New("SOA query answered without the zone's SOA")
 }
 
 // sign has c sign m with the zone's key, if it has one, and check the
@@ -420,14 +485,15 @@ func (s *Zone) sign(m *dns.Msg, c *dns.Client) {
 func (k *TSIG) stamp(m *dns.Msg) { m.SetTsig(k.Name, k.Algorithm, 300, time.Now().Unix()) }
 
 // transfer runs one AXFR or IXFR and returns every record of it, in order
-// (xfrin.go). Each message must come within the timeout, and the whole
-// within Limits.TransferTime: a primary that sends a message every 9 s
-// holds the worker as long as it likes otherwise. A transfer past
-// Limits.MaxRecords is cut off there.
-func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, error) {
+// (xfrin.go), and the primary's EXPIRE. Each message must come within the
+// timeout, and the whole within Limits.TransferTime: a primary that sends
+// a message every 9 s holds the worker as long as it likes otherwise. A
+// transfer past Limits.MaxRecords is cut off there.
+func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, expireOption, error) {
+	askExpire(m)
 	x, err := dialTransfer(primary, m, s.cfg.TSIG, s.cfg.Timeout)
 	if err != nil {
-		return nil, err
+		return nil, expireOption{}, err
 	}
 	defer x.close()
 	var end time.Time
@@ -446,22 +512,22 @@ func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, error) {
 		page, last, err := x.next()
 		switch {
 		case err != nil && !end.IsZero() && !time.Now().Before(end):
-			return nil, fmt.Errorf("%w: longer than max_transfer_time %s", errTooSlow, s.cfg.Limits.TransferTime)
+			return nil, x.expire, fmt.Errorf("%w: longer than max_transfer_time %s", errTooSlow, s.cfg.Limits.TransferTime)
 		case err != nil:
-			return nil, err
+			return nil, x.expire, err
 		}
 		rrs = append(rrs, page...)
 		if limit > 1 && len(rrs) > limit {
-			return nil, fmt.Errorf("%w: more than max_records %d", errTooLarge, s.cfg.Limits.MaxRecords)
+			return nil, x.expire, fmt.Errorf("%w: more than max_records %d", errTooLarge, s.cfg.Limits.MaxRecords)
 		}
 		if last {
 			break
 		}
 	}
 	if len(rrs) == 0 {
-		return nil, errors.New("empty transfer")
+		return nil, x.expire, errors.New("empty transfer")
 	}
-	return rrs, nil
+	return rrs, x.expire, expiredRemote(x.expire)
 }
 
 // sized checks z against Limits.MaxRecords.
@@ -479,35 +545,39 @@ var (
 	errTooSlow  = errors.New("transfer too slow")
 )
 
-// axfr transfers the whole zone and publishes it over cur.
-func (s *Zone) axfr(primary string, cur *zonestore.Zone) error {
+// axfr transfers the whole zone and publishes it over cur; it returns the
+// time the new version's expire counts from.
+func (s *Zone) axfr(primary string, cur *zonestore.Zone) (time.Time, error) {
 	m := new(dns.Msg)
 	m.SetAxfr(s.cfg.Origin)
-	rrs, err := s.transfer(primary, m)
+	rrs, expire, err := s.transfer(primary, m)
+	var fresh time.Time
 	if err == nil {
-		err = s.publishWhole(rrs, cur)
+		fresh, err = s.publishWhole(rrs, cur, expire)
 	}
 	if err != nil {
 		err = fmt.Errorf("AXFR: %w", err)
 		s.event(AXFR, nil, err)
 	}
-	return err
+	return fresh, err
 }
 
-// publishWhole builds a zone from a whole transfer and publishes it over cur.
-func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone) error {
+// publishWhole builds a zone from a whole transfer and publishes it over
+// cur, its expire counted as the primary's EXPIRE says.
+func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone, expire expireOption) (time.Time, error) {
 	z, err := wholeZone(s.cfg.Origin, rrs)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if err := s.verify(z); err != nil {
-		return err
+		return time.Time{}, err
 	}
-	if err := s.publish(cur, z, cur == nil); err != nil {
-		return err
+	fresh := s.renewal(z, expire, true)
+	if err := s.publishFresh(cur, z, cur == nil, fresh); err != nil {
+		return time.Time{}, err
 	}
 	s.event(AXFR, z, nil)
-	return nil
+	return fresh, nil
 }
 
 // verify checks z with the configured Verify, if any.
@@ -544,37 +614,38 @@ func wholeZone(origin string, rrs []dns.RR) (*zonestore.Zone, error) {
 }
 
 // ixfr asks for the differences since cur, applies them (applyIXFR) and
-// publishes the result as one version.
-func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
+// publishes the result as one version; it returns the time the expire
+// counts from.
+func (s *Zone) ixfr(primary string, cur *zonestore.Zone) (time.Time, error) {
 	m := new(dns.Msg)
 	m.SetIxfr(s.cfg.Origin, cur.Serial(), cur.SOA().Ns, cur.SOA().Mbox)
-	rrs, err := s.transfer(primary, m)
+	rrs, expire, err := s.transfer(primary, m)
 	if err != nil {
-		return err
+		return time.Time{}, err
 	}
 	z, whole, err := applyIXFR(cur, rrs)
 	switch {
 	case err != nil:
-		return err
+		return time.Time{}, err
 	case z == nil:
-		s.event(Current, nil, nil)
-		return nil
+		return s.current(cur, expire), nil
 	}
 	if err := s.sized(z); err != nil {
-		return err
+		return time.Time{}, err
 	}
 	if err := s.verify(z); err != nil {
-		return err
+		return time.Time{}, err
 	}
-	if err := s.publish(cur, z, false); err != nil {
-		return err
+	fresh := s.renewal(z, expire, true)
+	if err := s.publishFresh(cur, z, false, fresh); err != nil {
+		return time.Time{}, err
 	}
 	if whole {
 		s.event(AXFR, z, nil)
 	} else {
 		s.event(IXFR, z, nil)
 	}
-	return nil
+	return fresh, nil
 }
 
 // applyIXFR builds the version an IXFR answer (RFC 1995 section 4) makes

@@ -139,13 +139,12 @@ func (s *Zone) restore() {
 		if expired = time.Since(refreshed) >= s.expireOf(z); expired {
 			z = z.WithExpired(true)
 		}
-		err = s.publish(nil, z, true)
+		err = s.publishFresh(nil, z, true, refreshed)
 	}
 	if err != nil {
 		s.event(Restored, nil, fmt.Errorf("saved copy %s: %w", s.cfg.File, err))
 		return
 	}
-	s.lastOK.Store(refreshed.UnixNano())
 	s.saved.mu.Lock()
 	s.saved.serial, s.saved.known = z.Serial(), true
 	s.saved.mu.Unlock()
@@ -158,7 +157,8 @@ func (s *Zone) restore() {
 
 // keepSaved makes Config.File hold the version served, after a good
 // refresh: written where the file holds another version (or this process
-// does not know which), else touched, its time now that of this refresh.
+// does not know which), else touched, its time that of this refresh (less
+// what a primary's EXPIRE took off, expire.go).
 func (s *Zone) keepSaved() {
 	cur := s.cfg.Store.Get(s.cfg.Origin)
 	if s.cfg.File == "" || cur == nil {
@@ -173,14 +173,18 @@ func (s *Zone) keepSaved() {
 	}
 	s.saved.mu.Lock()
 	defer s.saved.mu.Unlock()
+	fresh := time.Unix(0, s.lastOK.Load())
 	if s.saved.known && s.saved.serial == cur.Serial() {
-		now := time.Now()
-		if os.Chtimes(s.cfg.File, now, now) == nil {
+		if os.Chtimes(s.cfg.File, fresh, fresh) == nil {
 			return
 		}
 		// Gone, or not ours to touch: written again below.
 	}
-	if err := save(s.cfg.File, cur); err != nil {
+	err := save(s.cfg.File, cur)
+	if err == nil && time.Since(fresh) > time.Second {
+		err = os.Chtimes(s.cfg.File, fresh, fresh) // written now, refreshed (on the EXPIRE's word) before
+	}
+	if err != nil {
 		s.saved.known = false
 		s.event(Saved, nil, fmt.Errorf("saving a copy to %s: %w", s.cfg.File, err))
 		return

@@ -44,6 +44,8 @@ type xfrIn struct {
 	serial uint32 // the primary's serial: the first SOA's
 	soas   int    // SOA records of that serial seen (IXFR)
 	diffs  bool   // an IXFR answered with differences, not the whole zone
+
+	expire expireOption // the EXPIRE of the last message that had one (expire.go)
 }
 
 // dialTransfer connects to primary over TCP and sends q (an AXFR or IXFR
@@ -116,6 +118,9 @@ func (x *xfrIn) next() ([]dns.RR, bool, error) {
 		}
 	}
 	x.msgs++
+	if e := expireOf(m); e.given {
+		x.expire = e
+	}
 	switch {
 	case m.Id != x.q.Id:
 		return nil, false, dns.ErrId
