@@ -14,7 +14,8 @@ import (
 
 // Fastpack wraps the ResponseWriter for every plugin after it.
 type Fastpack struct {
-	Next plugin.Handler
+	Next   plugin.Handler
+	expire *expirer // the block's answerer of EXPIRE for transfers (expire.go)
 }
 
 // ServeDNS implements plugin.Handler. The writer is made again for the
@@ -25,7 +26,7 @@ func (f Fastpack) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if hop, ok := codel.FromContext(ctx); ok && hop.Life != nil {
 		pw := writers.Get().(*Writer)
 		// A Life: a UDP query codel's reader read, whose answer may be kept.
-		*pw = Writer{ResponseWriter: w, req: r, replays: true}
+		*pw = Writer{ResponseWriter: w, req: r, replays: true, expire: f.expire.asked(r)}
 		hop.Life.AtEnd(pw) // false: it is this query's alone, never put back
 		return chain.Next(pluginName, f.Next, ctx, pw, r)
 	}
@@ -34,7 +35,7 @@ func (f Fastpack) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	// UDP size: kept apart from UDP's (replay.Key), and replayed. Not a
 	// UDP query no codel reader read (a server without codel).
 	stream := (&request.Request{Req: r, W: w}).Proto() == "tcp"
-	return chain.Next(pluginName, f.Next, ctx, &Writer{ResponseWriter: w, req: r, replays: stream, stream: stream}, r)
+	return chain.Next(pluginName, f.Next, ctx, &Writer{ResponseWriter: w, req: r, replays: stream, stream: stream, expire: f.expire.asked(r)}, r)
 }
 
 // writers keeps the writers of queries that ended (End).

@@ -33,6 +33,8 @@ func setup(c *caddy.Controller) error {
 		log.Warningf("server %s uses transport %q: responses stay on the standard encoder", cfg.Zone, cfg.Transport)
 		return nil
 	}
-	cfg.AddPlugin(func(next plugin.Handler) plugin.Handler { return Fastpack{Next: next} })
+	x := new(expirer)
+	c.OnStartup(func() error { x.find(cfg); return nil })
+	cfg.AddPlugin(func(next plugin.Handler) plugin.Handler { return Fastpack{Next: next, expire: x} })
 	return nil
 }

@@ -24,6 +24,7 @@ type Writer struct {
 	// request's, which a key holds; over a stream the answer is packed to
 	// 65,535 octets, and the key says it came over one.
 	replays, stream bool
+	expire          *expirer // answers EXPIRE in the messages of a transfer that asked (expire.go); nil: none
 }
 
 // buffers holds encoders with their output buffers. sync.Pool keeps one per
@@ -93,8 +94,10 @@ func (w *Writer) WritePacked(r *dns.Msg, a *replay.Answer) (bool, error) {
 func (w *Writer) write(m *dns.Msg, keep []byte, keeping, count bool) (int, []byte, error) {
 	if m.IsTsig() != nil {
 		// The TSIG MAC covers the packed message: the standard path signs it.
+		n := lenIf(m, count)
+		m.Extra = w.transferExpire(m)
 		fallbacks.WithLabelValues("tsig").Inc()
-		return lenIf(m, count), keep, w.ResponseWriter.WriteMsg(m)
+		return n, keep, w.ResponseWriter.WriteMsg(m)
 	}
 	given := -1 // m.Len() before SizeAndDo, where it renames m's OPT record
 	if count {
@@ -103,9 +106,10 @@ func (w *Writer) write(m *dns.Msg, keep []byte, keeping, count bool) (int, []byt
 		}
 	}
 	extra := len(m.Extra)
+	m.Extra = w.transferExpire(m) // an OPT record added, as SizeAndDo adds one
 	state := request.Request{Req: w.req, W: w.ResponseWriter}
 	state.SizeAndDo(m)
-	added := len(m.Extra) > extra // the request's OPT record, appended
+	added := len(m.Extra) > extra // the request's OPT record, or transferExpire's, appended
 
 	b := buffers.Get().(*buffer)
 	out, err := b.enc.Encode(b.out, m, state.Size())

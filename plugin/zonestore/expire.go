@@ -15,7 +15,8 @@ import (
 // (zonestore.Zone.ExpireIn). As Knot DNS does, every answer from a zone
 // carries it, where the query asked; a query that asks is never answered
 // from replay's kept answers (replay.Key keeps none with an option but
-// COOKIE), so the seconds are those of the moment.
+// COOKIE), so the seconds are those of the moment. The messages of a
+// transfer carry it too, added by fastpack's writer (ExpireFor).
 
 // expireAsked reports whether opt holds an EXPIRE option.
 func expireAsked(opt *dns.OPT) bool {
@@ -35,4 +36,15 @@ func withExpire(extra []dns.RR, z *zonestore.Zone) []dns.RR {
 	opt := &dns.OPT{Hdr: dns.RR_Header{Name: ".", Rrtype: dns.TypeOPT}}
 	opt.Option = []dns.EDNS0{&dns.EDNS0_EXPIRE{Code: dns.EDNS0EXPIRE, Expire: z.ExpireIn(time.Now())}}
 	return append(extra[:len(extra):len(extra)], opt)
+}
+
+// ExpireFor implements fastpack.ExpireAnswerer: the EXPIRE of a zone this
+// block serves, for the messages of its transfers, which the stock
+// transfer plugin packs (plugin/fastpack's expire.go).
+func (h *Handler) ExpireFor(zone string) (uint32, bool) {
+	z := h.store.Get(zone)
+	if z == nil || !h.serves(z.Origin()) {
+		return 0, false
+	}
+	return z.ExpireIn(time.Now()), true
 }
