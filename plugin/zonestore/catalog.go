@@ -20,6 +20,7 @@ type catalogs struct {
 	members  map[string]map[string]string // catalog -> member origin -> its member node's label
 	coo      map[string]map[string]string // catalog -> member origin -> the catalog its coo property names
 	failures sync.Map                     // catalog -> *failureLog
+	events   sync.Map                     // catalog -> its members' secondary.Config.Events
 }
 
 // init makes the maps, once: under mu.
@@ -88,14 +89,14 @@ func (f *failureLog) logf(format string, args ...any) {
 func (h *Handler) addCatalog(cfg secondary.Config, store storage) {
 	origin, settings := cfg.Origin, memberSettings(cfg)
 	cfg.Store, cfg.File = zonestore.NewStore(), store.file(origin)
-	cfg.Logf = log.Warningf
-	cfg.Events = transferEvents(origin, func(kind string, err error) {
+	cfg.Logf = warnf
+	cfg.Events = transferEvents(origin, func(_, kind string, err error) {
 		outcome := "keeping its members"
 		if kind == secondary.Saved {
 			outcome = "still used"
 		}
 		log.Errorf("%s of catalog zone %q failed, %s: %v", eventName(kind), origin, outcome, err)
-	}, func(_ string, z *zonestore.Zone) {
+	}, func(_, _ string, z *zonestore.Zone) {
 		h.applyCatalog(origin, z, settings, store)
 	})
 	h.secs.put(map[string]*member{origin: {zone: secondary.New(cfg), catalog: true, label: origin}})

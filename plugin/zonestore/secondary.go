@@ -160,20 +160,37 @@ func (h *Handler) addSecondary(cfg secondary.Config) {
 // name 100,000 zones, and a handful of series each took more memory than
 // the zones (bench/zones.sh) and more than a Prometheus wants to scrape.
 // Its transfers, failures and NOTIFY count under its catalog's zone
-// label, and its log lines name it.
+// label, and its log lines name it. A catalog's members share one Events
+// func (zoneEvents), and every zone the one Logf.
 func (h *Handler) secondaryMember(cfg secondary.Config, catalog string) *member {
-	origin, label, published, errorf := cfg.Origin, cfg.Origin, h.published, log.Errorf
-	if catalog != "" {
-		label, published, errorf = catalog, h.publishedQuietly, h.cats.failuresOf(catalog).logf
+	cfg.Logf = warnf
+	if catalog == "" {
+		cfg.Events = h.zoneEvents(cfg.Origin, h.published, log.Errorf)
+		return &member{zone: secondary.New(cfg), label: cfg.Origin}
 	}
-	cfg.Logf = log.Warningf
-	cfg.Events = transferEvents(label, func(kind string, err error) {
+	events, ok := h.cats.events.Load(catalog)
+	if !ok {
+		events, _ = h.cats.events.LoadOrStore(catalog, h.zoneEvents(catalog, h.publishedQuietly, h.cats.failuresOf(catalog).logf))
+	}
+	cfg.Events = events.(func(string, string, *zonestore.Zone, error))
+	return &member{zone: secondary.New(cfg), label: catalog}
+}
+
+// warnf is the secondary zones' Logf: log.Warningf made a func value once,
+// where each zone's was a closure of its own.
+var warnf = log.Warningf
+
+// zoneEvents is the Events of secondary zones counted under label (their
+// own origin, or their catalog's): a failure logged with errorf, a new
+// version handed to published.
+func (h *Handler) zoneEvents(label string, published func(*zonestore.Zone), errorf func(string, ...any)) func(string, string, *zonestore.Zone, error) {
+	return transferEvents(label, func(origin, kind string, err error) {
 		outcome := keeping(h.store.Get(origin))
 		if kind == secondary.Saved {
 			outcome = "still served"
 		}
 		errorf("%s of zone %q failed, %s: %v", eventName(kind), origin, outcome, err)
-	}, func(kind string, z *zonestore.Zone) {
+	}, func(origin, kind string, z *zonestore.Zone) {
 		published(z)
 		if kind == secondary.Restored {
 			log.Infof("Loaded zone %q from its saved copy: serial %d, generation %d", origin, z.Serial(), z.Generation())
@@ -181,28 +198,27 @@ func (h *Handler) secondaryMember(cfg secondary.Config, catalog string) *member 
 		}
 		log.Infof("Transferred zone %q (%s): serial %d, generation %d", origin, kind, z.Serial(), z.Generation())
 	})
-	return &member{zone: secondary.New(cfg), label: label}
 }
 
 // transferEvents counts a zone's refreshes (transfers_total, and a failure
-// among load_failures_total), and hands a failure or a new version on. The
-// saved copy's events count as refreshes of their own kinds: the copy
-// loaded at start ("restored"), and a copy not written ("saved"), which
-// is no version lost.
-func transferEvents(origin string, failed func(kind string, err error), published func(kind string, z *zonestore.Zone)) func(string, *zonestore.Zone, error) {
-	return func(kind string, z *zonestore.Zone, err error) {
+// among load_failures_total) under label, and hands a failure or a new
+// version on. The saved copy's events count as refreshes of their own
+// kinds: the copy loaded at start ("restored"), and a copy not written
+// ("saved"), which is no version lost.
+func transferEvents(label string, failed func(origin, kind string, err error), published func(origin, kind string, z *zonestore.Zone)) func(string, string, *zonestore.Zone, error) {
+	return func(origin, kind string, z *zonestore.Zone, err error) {
 		switch {
 		case err != nil:
-			transfers.WithLabelValues(origin, kind, "failed").Inc()
+			transfers.WithLabelValues(label, kind, "failed").Inc()
 			if kind != secondary.Saved {
-				loadFailures.WithLabelValues(origin).Inc()
+				loadFailures.WithLabelValues(label).Inc()
 			}
-			failed(kind, err)
+			failed(origin, kind, err)
 		case z != nil:
-			transfers.WithLabelValues(origin, kind, "published").Inc()
-			published(kind, z)
+			transfers.WithLabelValues(label, kind, "published").Inc()
+			published(origin, kind, z)
 		default:
-			transfers.WithLabelValues(origin, kind, "current").Inc()
+			transfers.WithLabelValues(label, kind, "current").Inc()
 		}
 	}
 }

@@ -117,7 +117,7 @@ type events struct {
 	log []string
 }
 
-func (e *events) add(kind string, z *zonestore.Zone, err error) {
+func (e *events) add(_, kind string, z *zonestore.Zone, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	switch {

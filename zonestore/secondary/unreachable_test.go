@@ -126,7 +126,7 @@ func TestDeadPrimaryDoesNotHoldTheWorkers(t *testing.T) {
 	for i := range 30 {
 		origin := fmt.Sprintf("d%d.test.", i)
 		z := New(Config{Origin: origin, Primaries: []string{dead.addr}, Store: store, Timeout: 300 * time.Millisecond, Logf: logf,
-			Events: func(kind string, _ *zonestore.Zone, err error) {
+			Events: func(_, kind string, _ *zonestore.Zone, err error) {
 				if err != nil {
 					mu.Lock()
 					failed[origin] = err.Error()
