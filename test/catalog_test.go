@@ -144,6 +144,8 @@ func catalogText(origin string, serial int, lines ...string) string {
 // labelled the same in both, keeps the version it has (no transfer). A
 // catalog broken by two nodes naming one zone changes nothing. A member
 // no primary has counts as pending among the catalog's unserved members.
+// The catalog's label says when the first of it and its members expires:
+// the catalog, its SOA expire an hour where the members' are two weeks.
 func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
 	port := freeport.Get(t)
 	knot := startKnotPrimaries(t, []primaryZone{
@@ -174,6 +176,10 @@ func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
 	if unserved("new.invalid", "pending") != 1 || unserved("old.invalid", "pending") != 0 || unserved("new.invalid", "expired") != 0 {
 		t.Fatalf("members unserved: pending %v and %v, expired %v; want nowhere.test alone, pending",
 			unserved("new.invalid", "pending"), unserved("old.invalid", "pending"), unserved("new.invalid", "expired"))
+	}
+	expires := metric(t, prom, `coredns_zonestore_secondary_expire_timestamp_seconds{zone="old.invalid."}`)
+	if now := float64(time.Now().Unix()); expires < now+3590 || expires > now+3601 {
+		t.Fatalf("old.invalid. expires at %v, %v s from now; want the catalog's SOA expire, 3600 s", expires, expires-now)
 	}
 
 	// one.test's node renamed: its version dropped, transferred whole again.

@@ -92,6 +92,11 @@ func TestExpireOptionAsKnot(t *testing.T) {
 	ownAddr := fmt.Sprintf("127.0.0.1:%d", own)
 	last := startKnotSecondary(t, "example.test", s.addr, "")
 
+	// The zone's expiry, for an alert, is what the EXPIRE left it.
+	expires := metric(t, fmt.Sprintf("127.0.0.1:%d", prom), `coredns_zonestore_secondary_expire_timestamp_seconds{zone="example.test."}`)
+	if now := float64(time.Now().Unix()); expires < now+50 || expires > now+61 {
+		t.Errorf("example.test. expires at %v, %v s from now; want 60 s at most, as its primary's EXPIRE said", expires, expires-now)
+	}
 	for _, tcp := range []bool{false, true} {
 		knotLeft, ok := expireAnswered(t, mid.addr, true, tcp)
 		if !ok || knotLeft > 60 {

@@ -2,6 +2,7 @@ package zonestore
 
 import (
 	"sync"
+	"time"
 
 	"github.com/coredns/coredns/plugin"
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,7 +18,11 @@ import (
 // (BenchmarkUnservedMembers100k, mostly cache misses), at the scraper's
 // pace. And the primaries held as unreachable (secondary's
 // unreachable.go), which the log tells once a hold, are a series each
-// while held: what an alert wants.
+// while held: what an alert wants. And when each secondary zone expires
+// (its lease, secondary's expire.go), a catalog's members folded into the
+// first of them under the catalog's label, as their other counts are: an
+// alert that a zone will be answered SERVFAIL unless a primary answers
+// first.
 
 var unservedDesc = prometheus.NewDesc(
 	prometheus.BuildFQName(plugin.Namespace, pluginName, "catalog_members_unserved"),
@@ -28,6 +33,11 @@ var unreachableDesc = prometheus.NewDesc(
 	prometheus.BuildFQName(plugin.Namespace, pluginName, "primary_unreachable"),
 	"1 for each primary of secondary zones that did not answer twice in a row and is not asked now (it is again after a hold of 10 s to 10 minutes, or at its NOTIFY).",
 	[]string{"primary"}, nil)
+
+var expiresDesc = prometheus.NewDesc(
+	prometheus.BuildFQName(plugin.Namespace, pluginName, "secondary_expire_timestamp_seconds"),
+	"Unix time at which a secondary zone expires without a refresh from a primary, and is answered SERVFAIL: its SOA expire from its last good refresh, or sooner where the primary's EXPIRE option said so (RFC 7314). Under a catalog zone's label, the first of the catalog and its members to expire.",
+	[]string{"zone"}, nil)
 
 // scraped is the collector of these metrics, over every running block.
 var scraped = &scrapedCollector{handlers: map[*Handler]struct{}{}}
@@ -45,6 +55,7 @@ func (c *scrapedCollector) untrack(h *Handler) { c.mu.Lock(); delete(c.handlers,
 func (c *scrapedCollector) Describe(ch chan<- *prometheus.Desc) {
 	ch <- unservedDesc
 	ch <- unreachableDesc
+	ch <- expiresDesc
 }
 
 func (c *scrapedCollector) Collect(ch chan<- prometheus.Metric) {
@@ -54,9 +65,11 @@ func (c *scrapedCollector) Collect(ch chan<- prometheus.Metric) {
 		hs = append(hs, h)
 	}
 	c.mu.Unlock()
-	counts := map[string]unserved{} // a catalog two blocks follow counts once, summed
-	held := map[string]bool{}       // a primary of two blocks is one series
+	counts := map[string]unserved{}   // a catalog two blocks follow counts once, summed
+	held := map[string]bool{}         // a primary of two blocks is one series
+	expires := map[string]time.Time{} // by label: the first to expire
 	for _, h := range hs {
+		h.secondaryExpiries(expires)
 		for catalog, n := range h.unservedMembers() {
 			sum := counts[catalog]
 			sum.pending, sum.expired = sum.pending+n.pending, sum.expired+n.expired
@@ -72,6 +85,22 @@ func (c *scrapedCollector) Collect(ch chan<- prometheus.Metric) {
 	}
 	for p := range held {
 		ch <- prometheus.MustNewConstMetric(unreachableDesc, prometheus.GaugeValue, 1, p)
+	}
+	for label, t := range expires {
+		ch <- prometheus.MustNewConstMetric(expiresDesc, prometheus.GaugeValue, float64(t.Unix()), label)
+	}
+}
+
+// secondaryExpiries keeps in first, by metric label, when the first of
+// the block's secondary zones of that label expires, where it is sooner
+// than what first holds.
+func (h *Handler) secondaryExpiries(first map[string]time.Time) {
+	for _, m := range h.secs.load() {
+		if t, ok := m.zone.Expires(); ok {
+			if f, seen := first[m.label]; !seen || t.Before(f) {
+				first[m.label] = t
+			}
+		}
 	}
 }
 

@@ -18,6 +18,12 @@ import (
 // query and transfer asks for it, as Knot DNS and BIND do; a primary
 // that knows nothing of it answers without it, and the SOA expire holds.
 
+// Expires returns when the version the zone holds expires without a
+// refresh (its lease: the last good refresh, less what a primary's EXPIRE
+// took off, plus the SOA's expire), and false before its first version.
+// A time past is a zone expired, answered SERVFAIL.
+func (s *Zone) Expires() (time.Time, bool) { return s.lease.Until() }
+
 // expireOption is what a primary's answer said of the zone's expire
 // (RFC 7314 section 2): seconds, where it gave them.
 type expireOption struct {
