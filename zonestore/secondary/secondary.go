@@ -130,14 +130,20 @@ func New(cfg Config) *Zone {
 		cfg.Logf = func(string, ...any) {}
 	}
 	z := &Zone{cfg: cfg, lease: new(zonestore.Lease)}
-	// A version may be held already (carried over a Corefile reload): its
-	// expire timer starts now, not at a refresh nobody remembers, and its
-	// lease, the zone's before the reload, is this one's from now on.
+	// A version may be held already (carried over a Corefile reload). Its
+	// lease, the zone's before the reload, is this one's from now on, and
+	// says when it was last refreshed (less what an EXPIRE took off); a
+	// version without one (a file's zone become a secondary) counts its
+	// expire from now, not from a refresh nobody remembers.
 	cur := cfg.Store.Get(cfg.Origin)
+	fresh := time.Now()
 	if cur != nil && cur.Lease() != nil {
 		z.lease = cur.Lease()
+		if until, ok := z.lease.Until(); ok {
+			fresh = until.Add(-z.expireOf(cur))
+		}
 	}
-	z.renew(time.Now(), cur)
+	z.renew(fresh, cur)
 	return z
 }
 
