@@ -4,7 +4,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -18,12 +17,11 @@ import (
 // expire is negative), as a secondary that is another's primary does. It
 // notes whether each query asked for it (an empty EXPIRE option).
 type expirePrimary struct {
+	askLog
 	addr   string
-	mu     sync.Mutex
 	serial uint32
 	expire int64
 	xfr    []dns.RR // the answer to a transfer (AXFR or IXFR) of serial
-	asks   []string
 }
 
 func startExpirePrimary(t *testing.T) *expirePrimary {
@@ -59,12 +57,6 @@ func (p *expirePrimary) set(serial uint32, expire int64, xfr []dns.RR) {
 	p.mu.Lock()
 	p.serial, p.expire, p.xfr, p.asks = serial, expire, xfr, nil
 	p.mu.Unlock()
-}
-
-func (p *expirePrimary) asked() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return strings.Join(p.asks, " ")
 }
 
 // left is what an answer from the zone held says of its expire, and what

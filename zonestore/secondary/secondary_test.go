@@ -16,12 +16,11 @@ import (
 // primary is a real DNS server on 127.0.0.1 whose transfers a test
 // writes: what it answers to an SOA query, an AXFR and an IXFR.
 type primary struct {
+	askLog
 	addr string
-	mu   sync.Mutex
 	soa  uint32
 	axfr []dns.RR
 	ixfr []dns.RR
-	asks []string
 }
 
 func rrs(t testing.TB, texts ...string) []dns.RR {
@@ -106,10 +105,17 @@ func (p *primary) set(serial uint32, axfr, ixfr []dns.RR) {
 	p.mu.Unlock()
 }
 
-func (p *primary) asked() string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return strings.Join(p.asks, " ")
+// askLog notes what a test's primary was asked; its mu is the primary's
+// lock.
+type askLog struct {
+	mu   sync.Mutex
+	asks []string
+}
+
+func (l *askLog) asked() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return strings.Join(l.asks, " ")
 }
 
 type events struct {
