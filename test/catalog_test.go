@@ -2,6 +2,7 @@ package test
 
 import (
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -222,5 +223,50 @@ func TestCatalogResetAndHandOverFromKnot(t *testing.T) {
 	eventually(t, "the broken catalog logged", func() bool { return strings.Contains(s.log.String(), "is broken, not used") })
 	if got := answerA(t, s.addr, "www.one.test."); got != "192.0.2.1" || members("old.invalid") != 1 {
 		t.Fatalf("after a broken catalog: one.test %s, %v members", got, members("old.invalid"))
+	}
+}
+
+// TestReadyDespiteARefusedMember: a catalog member that its primary
+// refuses (Knot answers REFUSED for a zone it does not have) does not
+// hold the server unready once the others are loaded: waiting would not
+// load it. It is answered SERVFAIL, and counted pending. A secondary zone
+// whose primary does not answer still holds its server unready.
+func TestReadyDespiteARefusedMember(t *testing.T) {
+	port := freeport.Get(t)
+	knot := startKnotPrimaries(t, []primaryZone{
+		{origin: "catalog.invalid", text: catalogText("catalog.invalid", 1, "a.zones PTR one.test.", "n.zones PTR nowhere.test.")},
+		{origin: "one.test", text: zoneText("one.test", 1, "www A 192.0.2.1")},
+	}, nil, "", "whole")
+	prom, ready := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
+	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    prometheus %s\n    ready %s\n    zonestore {\n        catalog catalog.invalid %s\n    }\n}\n",
+		port, prom, ready, knot.addr), port, "one.test")
+	readiness := func(addr string) int {
+		resp, err := http.Get("http://" + addr + "/ready")
+		if err != nil {
+			return 0
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	eventually(t, "ready with nowhere.test refused", func() bool { return readiness(ready) == http.StatusOK })
+	if got := answerA(t, s.addr, "www.nowhere.test."); got != "SERVFAIL" {
+		t.Errorf("the refused member: %s, want SERVFAIL", got)
+	}
+	if got := metric(t, prom, `coredns_zonestore_catalog_members_unserved{catalog="catalog.invalid.",state="pending"}`); got != 1 {
+		t.Errorf("pending members %v, want 1", got)
+	}
+
+	// A primary that does not answer: not ready.
+	other, otherReady, closed := freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), freeport.Get(t)
+	cmdPath := filepath.Join(t.TempDir(), "Corefile")
+	if err := os.WriteFile(cmdPath, []byte(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    ready %s\n    zonestore {\n        secondary example.test 127.0.0.1:%d\n    }\n}\n", other, otherReady, closed)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(corednsBin, "-conf", cmdPath)
+	cmd.Dir = repoRoot(t)
+	start(t, "coredns", cmd, other)
+	time.Sleep(3 * time.Second) // a refresh tried and failed, and retried
+	if got := readiness(otherReady); got != http.StatusServiceUnavailable {
+		t.Errorf("a secondary zone whose primary does not answer: ready answered %d, want 503", got)
 	}
 }

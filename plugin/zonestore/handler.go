@@ -104,7 +104,8 @@ const (
 
 // Ready implements the ready plugin's readiness: every zone file has been
 // loaded once (a missing one is retried), every directory scanned once,
-// every secondary zone transferred once.
+// every secondary zone transferred once, or refused by every primary
+// (secondary's refused.go).
 func (h *Handler) Ready() bool {
 	for _, s := range h.sources {
 		if h.store.Get(s.origin) == nil {
@@ -117,7 +118,7 @@ func (h *Handler) Ready() bool {
 		}
 	}
 	for _, m := range h.secs.load() {
-		if !m.zone.Loaded() {
+		if !m.zone.Loaded() && !m.zone.Refused() {
 			return false
 		}
 	}

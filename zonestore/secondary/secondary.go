@@ -105,11 +105,12 @@ type Zone struct {
 	// lastOK is the unix nanoseconds of the last good refresh, or of New,
 	// less what a primary's EXPIRE took off the expire (expire.go); lease,
 	// the end of the expire from it, which every version published shares.
-	lastOK atomic.Int64
-	lease  *zonestore.Lease
-	saved  savedCopy
-	slot   slot                      // its place in the Scheduler that refreshes it
-	sched  atomic.Pointer[Scheduler] // that Scheduler, for Notify; nil before Add
+	lastOK  atomic.Int64
+	lease   *zonestore.Lease
+	refused atomic.Bool // no version, and every primary refused the last refresh (refused.go)
+	saved   savedCopy
+	slot    slot                      // its place in the Scheduler that refreshes it
+	sched   atomic.Pointer[Scheduler] // that Scheduler, for Notify; nil before Add
 	// pub is held to publish a version or write its copy, and to retire:
 	// once removed from its Scheduler, the zone publishes and saves
 	// nothing more, though a refresh was under way.
@@ -358,6 +359,7 @@ func (s *Zone) Refresh() error {
 		unreach = &q.unreach
 	}
 	var errs []error
+	refused := cur == nil // until a primary answers otherwise
 	for _, primary := range s.cfg.Primaries {
 		var err error
 		if until, held := unreach.held(primary); held {
@@ -382,14 +384,17 @@ func (s *Zone) Refresh() error {
 			}
 		}
 		if err == nil {
+			s.refused.Store(false)
 			s.keepSaved()
 			return nil
 		}
 		if errors.Is(err, errRetired) {
 			return err // removed: no other primary to ask
 		}
+		refused = refused && refusal(err)
 		errs = append(errs, fmt.Errorf("%s: %w", primary, err))
 	}
+	s.refused.Store(refused && len(errs) > 0)
 	return errors.Join(errs...)
 }
 
@@ -470,7 +475,7 @@ func (s *Zone) serial(primary string) (uint32, expireOption, error) {
 		return 0, expireOption{}, err
 	}
 	if r.Rcode != dns.RcodeSuccess {
-		return 0, expireOption{}, fmt.Errorf("SOA query answered %s", dns.RcodeToString[r.Rcode])
+		return 0, expireOption{}, fmt.Errorf("SOA query answered %w", rcodeError{r.Rcode})
 	}
 	for _, rr := range r.Answer {
 		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, s.cfg.Origin) {

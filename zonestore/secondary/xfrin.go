@@ -106,7 +106,7 @@ func (x *xfrIn) next() ([]dns.RR, bool, error) {
 	if x.key != nil {
 		sig := m.IsTsig()
 		if sig == nil && m.Rcode != dns.RcodeSuccess { // a refusal of the query's key is not signed (RFC 8945 section 5.3.2)
-			return nil, false, fmt.Errorf("the primary answered %s, unsigned", dns.RcodeToString[m.Rcode])
+			return nil, false, fmt.Errorf("the primary answered %w, unsigned", rcodeError{m.Rcode})
 		}
 		// After the first message, a signature covers the timers alone
 		// (with the MAC before it and the message).
@@ -125,7 +125,7 @@ func (x *xfrIn) next() ([]dns.RR, bool, error) {
 	case m.Id != x.q.Id:
 		return nil, false, dns.ErrId
 	case m.Rcode != dns.RcodeSuccess:
-		return nil, false, fmt.Errorf("the primary answered %s", dns.RcodeToString[m.Rcode])
+		return nil, false, fmt.Errorf("the primary answered %w", rcodeError{m.Rcode})
 	}
 	if x.msgs == 1 {
 		soa, ok := firstSOA(m.Answer)
