@@ -20,7 +20,6 @@ type catalogs struct {
 	members  map[string]map[string]string // catalog -> member origin -> its member node's label
 	coo      map[string]map[string]string // catalog -> member origin -> the catalog its coo property names
 	failures sync.Map                     // catalog -> *failureLog
-	events   sync.Map                     // catalog -> its members' secondary.Config.Events
 }
 
 // init makes the maps, once: under mu.
@@ -87,7 +86,7 @@ func (f *failureLog) logf(format string, args ...any) {
 // stop being served. A fleet of secondaries learns new zones from its
 // primary without a configuration change.
 func (h *Handler) addCatalog(cfg secondary.Config, store storage) {
-	origin, settings := cfg.Origin, memberSettings(cfg)
+	origin, settings := cfg.Origin, h.memberSettings(cfg)
 	cfg.Store, cfg.File = zonestore.NewStore(), store.file(origin)
 	cfg.Logf = warnf
 	cfg.Events = transferEvents(origin, func(_, kind string, err error) {
@@ -102,10 +101,12 @@ func (h *Handler) addCatalog(cfg secondary.Config, store storage) {
 	h.secs.put(map[string]*member{origin: {zone: secondary.New(cfg), catalog: true, label: origin}})
 }
 
-// memberSettings are what a catalog's members take from it: its
-// primaries, key, verification and limits.
-func memberSettings(catalog secondary.Config) secondary.Config {
-	return secondary.Config{Primaries: catalog.Primaries, TSIG: catalog.TSIG, Verify: catalog.Verify, Limits: catalog.Limits}
+// memberSettings are the settings a catalog's members share: its
+// primaries, key, verification and limits, the block's store, and one
+// Events (counted under the catalog's label) and Logf for all of them.
+func (h *Handler) memberSettings(catalog secondary.Config) *secondary.Config {
+	return secondary.Shared(secondary.Config{Primaries: catalog.Primaries, TSIG: catalog.TSIG, Verify: catalog.Verify, Limits: catalog.Limits,
+		Store: h.store, Logf: warnf, Events: h.zoneEvents(catalog.Origin, h.publishedQuietly, h.cats.failuresOf(catalog.Origin).logf)})
 }
 
 // applyCatalog makes the block's member zones those the catalog names,
@@ -123,7 +124,7 @@ func memberSettings(catalog secondary.Config) secondary.Config {
 //     (section 5.3).
 //
 // A broken catalog (catalogMembers) changes nothing (section 5.1).
-func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings secondary.Config, store storage) {
+func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings *secondary.Config, store storage) {
 	want, coo, err := catalogMembers(z)
 	if err != nil {
 		loadFailures.WithLabelValues(catalog).Inc()
@@ -286,7 +287,7 @@ func (h *Handler) keepMembers(catalog secondary.Config, store storage, members m
 	defer h.cats.mu.Unlock()
 	h.cats.init()
 	changes := map[string]*member{}
-	settings := memberSettings(catalog)
+	settings := h.memberSettings(catalog)
 	for o := range members {
 		changes[o] = h.catalogMember(catalog.Origin, settings, store, o)
 	}
@@ -295,11 +296,14 @@ func (h *Handler) keepMembers(catalog secondary.Config, store storage, members m
 }
 
 // catalogMember makes the member zone origin of catalog, transferred as
-// the catalog's settings say and saved in store.
-func (h *Handler) catalogMember(catalog string, settings secondary.Config, store storage, origin string) *member {
-	cfg := settings
-	cfg.Origin, cfg.Store, cfg.File = origin, h.store, store.file(origin)
-	return h.secondaryMember(cfg, catalog)
+// the catalog's settings say and saved in store. A catalog's members
+// have no metric series of their own, as a directory's zones have none:
+// a catalog may name 100,000 zones, and a handful of series each took
+// more memory than the zones (bench/zones.sh) and more than a Prometheus
+// wants to scrape. Its transfers, failures and NOTIFY count under its
+// catalog's zone label, and its log lines name it.
+func (h *Handler) catalogMember(catalog string, settings *secondary.Config, store storage, origin string) *member {
+	return &member{zone: secondary.NewMember(settings, origin, store.file(origin)), label: catalog}
 }
 
 // logMembers logs the member zones a catalog added or removed: each by

@@ -143,7 +143,7 @@ func TestCatalogResetsAndHandsOver(t *testing.T) {
 	}
 	apply := func(catalog string, lines ...string) {
 		t.Helper()
-		h.applyCatalog(catalog, catalogZone(t, catalog, append([]string{`version TXT "2"`}, lines...)...), secondary.Config{}, dir)
+		h.applyCatalog(catalog, catalogZone(t, catalog, append([]string{`version TXT "2"`}, lines...)...), h.memberSettings(secondary.Config{Origin: catalog}), dir)
 	}
 	served := func(origin string) bool { return h.store.Get(origin) != nil }
 	copied := func(origin string) bool { _, err := os.Stat(dir.file(origin)); return err == nil }
@@ -202,7 +202,7 @@ func TestCatalogResetsAndHandsOver(t *testing.T) {
 	}
 
 	// A broken version: nothing changes.
-	h.applyCatalog("old.invalid.", catalogZone(t, "old.invalid.", `version TXT "2"`, "a2.zones PTR a.test.", "z.zones PTR a.test."), secondary.Config{}, dir)
+	h.applyCatalog("old.invalid.", catalogZone(t, "old.invalid.", `version TXT "2"`, "a2.zones PTR a.test.", "z.zones PTR a.test."), h.memberSettings(secondary.Config{Origin: "old.invalid."}), dir)
 	if owner("a.test.") != "old.invalid." || !served("a.test.") {
 		t.Fatal("a broken catalog changed its members")
 	}

@@ -149,31 +149,11 @@ func (s *secondaries) stopAll() {
 	s.set.Store(nil)
 }
 
-// addSecondary adds a zone kept by transfers from its primaries.
+// addSecondary adds a zone kept by transfers from its primaries, counted
+// under its own label.
 func (h *Handler) addSecondary(cfg secondary.Config) {
-	h.secs.put(map[string]*member{cfg.Origin: h.secondaryMember(cfg, "")})
-}
-
-// secondaryMember makes the member of a zone kept by transfers from its
-// primaries, for put. A catalog's member (catalog set) has no metric
-// series of its own, as a directory's zones have none: a catalog may
-// name 100,000 zones, and a handful of series each took more memory than
-// the zones (bench/zones.sh) and more than a Prometheus wants to scrape.
-// Its transfers, failures and NOTIFY count under its catalog's zone
-// label, and its log lines name it. A catalog's members share one Events
-// func (zoneEvents), and every zone the one Logf.
-func (h *Handler) secondaryMember(cfg secondary.Config, catalog string) *member {
-	cfg.Logf = warnf
-	if catalog == "" {
-		cfg.Events = h.zoneEvents(cfg.Origin, h.published, log.Errorf)
-		return &member{zone: secondary.New(cfg), label: cfg.Origin}
-	}
-	events, ok := h.cats.events.Load(catalog)
-	if !ok {
-		events, _ = h.cats.events.LoadOrStore(catalog, h.zoneEvents(catalog, h.publishedQuietly, h.cats.failuresOf(catalog).logf))
-	}
-	cfg.Events = events.(func(string, string, *zonestore.Zone, error))
-	return &member{zone: secondary.New(cfg), label: catalog}
+	cfg.Logf, cfg.Events = warnf, h.zoneEvents(cfg.Origin, h.published, log.Errorf)
+	h.secs.put(map[string]*member{cfg.Origin: {zone: secondary.New(cfg), label: cfg.Origin}})
 }
 
 // warnf is the secondary zones' Logf: log.Warningf made a func value once,

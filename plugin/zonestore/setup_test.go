@@ -163,7 +163,7 @@ func TestSetupTakesSecondaries(t *testing.T) {
 			t.Errorf("%s: limits %+v, want %+v", o, got, want)
 		}
 	}
-	if got := h.catalogMember("catalog.invalid.", memberSettings(secondary.Config{Limits: want}), "", "m.test.").zone.Limits(); got != want {
+	if got := h.catalogMember("catalog.invalid.", h.memberSettings(secondary.Config{Origin: "catalog.invalid.", Limits: want}), "", "m.test.").zone.Limits(); got != want {
 		t.Errorf("a catalog's member: limits %+v, want its catalog's %+v", got, want)
 	}
 

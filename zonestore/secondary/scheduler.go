@@ -61,7 +61,7 @@ func NewScheduler(workers int) *Scheduler {
 // not answer, each turn may hold a worker for the query's timeout, and a
 // copy loaded on a worker would wait for them, unserved.
 func (q *Scheduler) Add(z *Zone) {
-	if z.cfg.File != "" && z.cfg.Store.Get(z.cfg.Origin) == nil {
+	if z.file != "" && z.cfg.Store.Get(z.origin) == nil {
 		z.restore()
 	}
 	q.mu.Lock()

@@ -101,7 +101,9 @@ const (
 
 // Zone is one secondary zone.
 type Zone struct {
-	cfg Config
+	origin string  // fully qualified, lowercase
+	file   string  // its saved copy (Config.File)
+	cfg    *Config // its settings, its catalog's members' alike (Shared); Origin and File not read
 	// lastOK is the unix nanoseconds of the last good refresh, or of New,
 	// less what a primary's EXPIRE took off the expire (expire.go); lease,
 	// the end of the expire from it, which every version published shares.
@@ -119,8 +121,14 @@ type Zone struct {
 }
 
 // New returns a secondary zone; a Scheduler keeps it (Scheduler.Add).
-func New(cfg Config) *Zone {
-	cfg.Origin = dns.CanonicalName(cfg.Origin)
+func New(cfg Config) *Zone { return NewMember(Shared(cfg), cfg.Origin, cfg.File) }
+
+// Shared returns settings for zones that share them (NewMember): a
+// catalog's members take their catalog's primaries, key, limits and
+// funcs, and a copy of them each was 176 bytes of each of 100,000
+// members (bench/README.md, 2026-12-07). Its Origin and File are not
+// read.
+func Shared(cfg Config) *Config {
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Second
 	}
@@ -130,13 +138,19 @@ func New(cfg Config) *Zone {
 	if cfg.Logf == nil {
 		cfg.Logf = func(string, ...any) {}
 	}
-	z := &Zone{cfg: cfg, lease: new(zonestore.Lease)}
+	return &cfg
+}
+
+// NewMember returns the secondary zone origin, with the settings shared
+// (Shared), saved in file (Config.File; none where empty).
+func NewMember(shared *Config, origin, file string) *Zone {
+	z := &Zone{origin: dns.CanonicalName(origin), file: file, cfg: shared, lease: new(zonestore.Lease)}
 	// A version may be held already (carried over a Corefile reload). Its
 	// lease, the zone's before the reload, is this one's from now on, and
 	// says when it was last refreshed (less what an EXPIRE took off); a
 	// version without one (a file's zone become a secondary) counts its
 	// expire from now, not from a refresh nobody remembers.
-	cur := cfg.Store.Get(cfg.Origin)
+	cur := z.cfg.Store.Get(z.origin)
 	fresh := time.Now()
 	if cur != nil && cur.Lease() != nil {
 		z.lease = cur.Lease()
@@ -179,7 +193,7 @@ func (s *Zone) publishFresh(old, z *zonestore.Zone, force bool, fresh time.Time)
 	s.lease.Set(fresh.Add(s.expireOf(z)))
 	z.SetLease(s.lease)
 	if err := s.cfg.Store.Publish(old, z, force); err != nil {
-		if cur := s.cfg.Store.Get(s.cfg.Origin); cur != nil { // the lease of the version still served
+		if cur := s.cfg.Store.Get(s.origin); cur != nil { // the lease of the version still served
 			s.lease.Set(time.Unix(0, s.lastOK.Load()).Add(s.expireOf(cur)))
 		}
 		return err
@@ -212,7 +226,7 @@ func (s *Zone) retire() {
 }
 
 // Origin returns the zone's origin.
-func (s *Zone) Origin() string { return s.cfg.Origin }
+func (s *Zone) Origin() string { return s.origin }
 
 // Key returns the zone's TSIG key, nil if it has none: its transfers are
 // signed with it, and so must a NOTIFY for it be.
@@ -251,7 +265,7 @@ func (s *Zone) NotifyFrom(ip net.IP) {
 }
 
 // Loaded reports whether the zone has been transferred once.
-func (s *Zone) Loaded() bool { return s.cfg.Store.Get(s.cfg.Origin) != nil }
+func (s *Zone) Loaded() bool { return s.cfg.Store.Get(s.origin) != nil }
 
 // First retries before the zone was ever loaded, and the retry interval
 // when the SOA gives none, are bounded so a new zone appears quickly.
@@ -267,7 +281,7 @@ const (
 // firstRetry to maxFirst.
 func (s *Zone) step() time.Duration {
 	err := s.Refresh()
-	cur := s.cfg.Store.Get(s.cfg.Origin)
+	cur := s.cfg.Store.Get(s.origin)
 	var wait time.Duration
 	switch {
 	case cur == nil:
@@ -288,7 +302,7 @@ func (s *Zone) step() time.Duration {
 // armExpiry marks the version held expired if its SOA expire has passed
 // since the last good refresh, or sets the expiry timer for when it will.
 func (s *Zone) armExpiry() {
-	cur := s.cfg.Store.Get(s.cfg.Origin)
+	cur := s.cfg.Store.Get(s.origin)
 	if cur == nil {
 		return
 	}
@@ -318,7 +332,7 @@ func (s *Zone) expire() {
 	if !s.scheduled() {
 		return
 	}
-	if cur := s.cfg.Store.Get(s.cfg.Origin); cur != nil {
+	if cur := s.cfg.Store.Get(s.origin); cur != nil {
 		s.checkExpiry(cur)
 	}
 }
@@ -344,7 +358,7 @@ func (s *Zone) checkExpiry(cur *zonestore.Zone) {
 		return
 	}
 	if err := s.publish(cur, cur.WithExpired(true), true); err == nil {
-		s.cfg.Logf("Zone %q expired: no refresh from its primaries for %s; answering SERVFAIL", s.cfg.Origin, s.expireOf(cur))
+		s.cfg.Logf("Zone %q expired: no refresh from its primaries for %s; answering SERVFAIL", s.origin, s.expireOf(cur))
 	}
 }
 
@@ -353,7 +367,7 @@ func (s *Zone) checkExpiry(cur *zonestore.Zone) {
 // IXFR fails or does not apply. Once the zone is scheduled, a primary its
 // Scheduler holds unreachable is not asked (unreachable.go).
 func (s *Zone) Refresh() error {
-	cur := s.cfg.Store.Get(s.cfg.Origin)
+	cur := s.cfg.Store.Get(s.origin)
 	var unreach *unreachable
 	if q := s.sched.Load(); q != nil {
 		unreach = &q.unreach
@@ -369,17 +383,17 @@ func (s *Zone) Refresh() error {
 			var fresh time.Time
 			fresh, err = s.refreshFrom(primary, cur)
 			if err == nil {
-				s.renew(fresh, s.cfg.Store.Get(s.cfg.Origin))
+				s.renew(fresh, s.cfg.Store.Get(s.origin))
 			}
 			switch {
 			case unreach == nil:
 			case noAnswer(err):
 				if hold := unreach.missed(primary); hold > 0 {
-					s.cfg.Logf("Primary %s did not answer twice in a row (the last for zone %q): not asked for %s", primary, s.cfg.Origin, hold)
+					s.cfg.Logf("Primary %s did not answer twice in a row (the last for zone %q): not asked for %s", primary, s.origin, hold)
 				}
 			default:
 				if unreach.answered(primary) {
-					s.cfg.Logf("Primary %s answers again (for zone %q)", primary, s.cfg.Origin)
+					s.cfg.Logf("Primary %s answers again (for zone %q)", primary, s.origin)
 				}
 			}
 		}
@@ -428,7 +442,7 @@ func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) (time.Time, erro
 		if noAnswer(err) || errors.Is(err, errTooSlow) { // an AXFR would hold the worker as long again
 			return time.Time{}, fmt.Errorf("IXFR: %w", err)
 		}
-		s.cfg.Logf("IXFR of %q from %s failed, falling back to AXFR: %v", s.cfg.Origin, primary, err)
+		s.cfg.Logf("IXFR of %q from %s failed, falling back to AXFR: %v", s.origin, primary, err)
 		return s.axfr(primary, cur)
 	}
 	return fresh, nil
@@ -454,7 +468,7 @@ func (s *Zone) event(kind string, z *zonestore.Zone, err error) {
 		return // no failure: the zone is no one's to report on
 	}
 	if s.cfg.Events != nil {
-		s.cfg.Events(s.cfg.Origin, kind, z, err)
+		s.cfg.Events(s.origin, kind, z, err)
 	}
 }
 
@@ -462,7 +476,7 @@ func (s *Zone) event(kind string, z *zonestore.Zone, err error) {
 // UDP, then TCP if the answer is truncated.
 func (s *Zone) serial(primary string) (uint32, expireOption, error) {
 	m := new(dns.Msg)
-	m.SetQuestion(s.cfg.Origin, dns.TypeSOA)
+	m.SetQuestion(s.origin, dns.TypeSOA)
 	askExpire(m)
 	c := &dns.Client{Timeout: s.cfg.Timeout}
 	s.sign(m, c)
@@ -478,7 +492,7 @@ func (s *Zone) serial(primary string) (uint32, expireOption, error) {
 		return 0, expireOption{}, fmt.Errorf("SOA query answered %w", rcodeError{r.Rcode})
 	}
 	for _, rr := range r.Answer {
-		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, s.cfg.Origin) {
+		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, s.origin) {
 			return soa.Serial, expireOf(r), nil
 		}
 	}
@@ -563,7 +577,7 @@ var (
 // time the new version's expire counts from.
 func (s *Zone) axfr(primary string, cur *zonestore.Zone) (time.Time, error) {
 	m := new(dns.Msg)
-	m.SetAxfr(s.cfg.Origin)
+	m.SetAxfr(s.origin)
 	rrs, expire, err := s.transfer(primary, m)
 	var fresh time.Time
 	if err == nil {
@@ -579,7 +593,7 @@ func (s *Zone) axfr(primary string, cur *zonestore.Zone) (time.Time, error) {
 // publishWhole builds a zone from a whole transfer and publishes it over
 // cur, its expire counted as the primary's EXPIRE says.
 func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone, expire expireOption) (time.Time, error) {
-	z, err := wholeZone(s.cfg.Origin, rrs)
+	z, err := wholeZone(s.origin, rrs)
 	if err != nil {
 		return time.Time{}, err
 	}
@@ -632,7 +646,7 @@ func wholeZone(origin string, rrs []dns.RR) (*zonestore.Zone, error) {
 // counts from.
 func (s *Zone) ixfr(primary string, cur *zonestore.Zone) (time.Time, error) {
 	m := new(dns.Msg)
-	m.SetIxfr(s.cfg.Origin, cur.Serial(), cur.SOA().Ns, cur.SOA().Mbox)
+	m.SetIxfr(s.origin, cur.Serial(), cur.SOA().Ns, cur.SOA().Mbox)
 	rrs, expire, err := s.transfer(primary, m)
 	if err != nil {
 		return time.Time{}, err

@@ -124,7 +124,7 @@ type savedCopy struct {
 // copy that does not load (or verify, with Config.Verify) is reported and
 // left for the first transfer to replace.
 func (s *Zone) restore() {
-	z, refreshed, err := loadSaved(s.cfg.File, s.cfg.Origin)
+	z, refreshed, err := loadSaved(s.file, s.origin)
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -142,7 +142,7 @@ func (s *Zone) restore() {
 		err = s.publishFresh(nil, z, true, refreshed)
 	}
 	if err != nil {
-		s.event(Restored, nil, fmt.Errorf("saved copy %s: %w", s.cfg.File, err))
+		s.event(Restored, nil, fmt.Errorf("saved copy %s: %w", s.file, err))
 		return
 	}
 	s.saved.mu.Lock()
@@ -150,7 +150,7 @@ func (s *Zone) restore() {
 	s.saved.mu.Unlock()
 	if expired {
 		s.cfg.Logf("Zone %q: its saved copy (serial %d) was last refreshed at %s, longer ago than its expire (%s): answering SERVFAIL until a primary answers",
-			s.cfg.Origin, z.Serial(), refreshed.UTC().Format(time.RFC3339), s.expireOf(z))
+			s.origin, z.Serial(), refreshed.UTC().Format(time.RFC3339), s.expireOf(z))
 	}
 	s.event(Restored, z, nil)
 }
@@ -160,8 +160,8 @@ func (s *Zone) restore() {
 // does not know which), else touched, its time that of this refresh (less
 // what a primary's EXPIRE took off, expire.go).
 func (s *Zone) keepSaved() {
-	cur := s.cfg.Store.Get(s.cfg.Origin)
-	if s.cfg.File == "" || cur == nil {
+	cur := s.cfg.Store.Get(s.origin)
+	if s.file == "" || cur == nil {
 		return
 	}
 	// Under pub: a zone removed (its copy dropped, or about to be, and
@@ -175,18 +175,18 @@ func (s *Zone) keepSaved() {
 	defer s.saved.mu.Unlock()
 	fresh := time.Unix(0, s.lastOK.Load())
 	if s.saved.known && s.saved.serial == cur.Serial() {
-		if os.Chtimes(s.cfg.File, fresh, fresh) == nil {
+		if os.Chtimes(s.file, fresh, fresh) == nil {
 			return
 		}
 		// Gone, or not ours to touch: written again below.
 	}
-	err := save(s.cfg.File, cur)
+	err := save(s.file, cur)
 	if err == nil && time.Since(fresh) > time.Second {
-		err = os.Chtimes(s.cfg.File, fresh, fresh) // written now, refreshed (on the EXPIRE's word) before
+		err = os.Chtimes(s.file, fresh, fresh) // written now, refreshed (on the EXPIRE's word) before
 	}
 	if err != nil {
 		s.saved.known = false
-		s.event(Saved, nil, fmt.Errorf("saving a copy to %s: %w", s.cfg.File, err))
+		s.event(Saved, nil, fmt.Errorf("saving a copy to %s: %w", s.file, err))
 		return
 	}
 	s.saved.serial, s.saved.known = cur.Serial(), true
