@@ -15,10 +15,12 @@ import (
 // transfers-in, 10 by default). So does the Scheduler: a zone waits on a
 // runtime timer (no goroutine), which puts it on one queue when it is due;
 // a fixed number of workers take zones off the queue in order and refresh
-// them one at a time. The SOA expire is a timer of its own, which fires
-// on time however long the queue is: a zone's expiry never waits behind
-// other zones' transfers. A refresh is scheduled at its interval less up
-// to a tenth, at random, so zones that refreshed together drift apart.
+// them one at a time. The SOA expire fires on the same timer, on time
+// however long the queue is: a zone's expiry never waits behind other
+// zones' transfers. (Two timers a zone, one for each, were 23 MB of a
+// catalog's 100,000 members: bench/README.md, 2026-12-07.) A refresh is
+// scheduled at its interval less up to a tenth, at random, so zones that
+// refreshed together drift apart.
 
 // Scheduler refreshes the zones added to it on a fixed number of workers.
 type Scheduler struct {
@@ -35,14 +37,17 @@ type Scheduler struct {
 
 // slot is a zone's place in its Scheduler, under the Scheduler's lock.
 type slot struct {
-	sched   *Scheduler
-	timer   *time.Timer // the next refresh: queues the zone
-	expiry  *time.Timer // the SOA expire since the last good refresh
-	queued  bool
-	busy    bool // a worker is refreshing it
-	again   bool // notified while busy: queued again when done
-	removed bool
-	backoff time.Duration // before a first version, the wait after the last try: its worker's alone, not under the lock
+	sched *Scheduler
+	timer *time.Timer // at the first of refreshAt and expireAt (fire)
+	// refreshAt is when the next refresh queues the zone, expireAt when
+	// the SOA expire since the last good refresh passes: since epoch
+	// (monotonic), 0 for none.
+	refreshAt, expireAt time.Duration
+	queued              bool
+	busy                bool // a worker is refreshing it
+	again               bool // notified while busy: queued again when done
+	removed             bool
+	backoff             time.Duration // before a first version, the wait after the last try: its worker's alone, not under the lock
 }
 
 // NewScheduler starts workers (at least one) that refresh zones as they
@@ -71,10 +76,8 @@ func (q *Scheduler) Add(z *Zone) {
 	}
 	z.slot = slot{sched: q, backoff: firstRetry}
 	z.sched.Store(q)
-	z.slot.timer = time.AfterFunc(time.Hour, func() { q.due(z) })
+	z.slot.timer = time.AfterFunc(time.Hour, func() { q.fire(z) })
 	z.slot.timer.Stop()
-	z.slot.expiry = time.AfterFunc(time.Hour, z.expire)
-	z.slot.expiry.Stop()
 	q.zones[z] = struct{}{}
 	q.enqueue(z)
 	q.mu.Unlock()
@@ -99,7 +102,6 @@ func (q *Scheduler) remove(z *Zone) bool {
 	}
 	z.slot.removed = true
 	z.slot.timer.Stop()
-	z.slot.expiry.Stop()
 	delete(q.zones, z)
 	return true
 }
@@ -145,12 +147,59 @@ func (q *Scheduler) Queued() int {
 	return len(q.queue)
 }
 
-// due is the timer's: z's refresh is due.
-func (q *Scheduler) due(z *Zone) {
+// epoch is the origin of the slots' times: durations since it are
+// monotonic, as the timers are, where a wall clock set back would hold a
+// refresh that is due.
+var epoch = time.Now()
+
+// fire is the timer's: z's refresh is due (it is queued, unless a worker
+// has it already), or its expire, or both.
+func (q *Scheduler) fire(z *Zone) {
+	q.mu.Lock()
+	if z.slot.removed {
+		q.mu.Unlock()
+		return
+	}
+	now := time.Since(epoch)
+	if at := z.slot.refreshAt; at != 0 && at <= now {
+		z.slot.refreshAt = 0
+		if !z.slot.busy {
+			q.enqueue(z)
+		}
+	}
+	expire := false
+	if at := z.slot.expireAt; at != 0 && at <= now {
+		z.slot.expireAt, expire = 0, true
+	}
+	q.arm(z)
+	q.mu.Unlock()
+	if expire {
+		z.expire()
+	}
+}
+
+// arm sets z's timer for the first of its refresh and its expire, or
+// stops it where neither is set. Under q.mu.
+func (q *Scheduler) arm(z *Zone) {
+	next := z.slot.refreshAt
+	if e := z.slot.expireAt; e != 0 && (next == 0 || e < next) {
+		next = e
+	}
+	if next == 0 {
+		z.slot.timer.Stop()
+		return
+	}
+	z.slot.timer.Reset(max(next-time.Since(epoch), 0))
+}
+
+// expireIn has z's expire checked in d (Zone.expire), on the zone's
+// timer, unless it was removed.
+func (q *Scheduler) expireIn(z *Zone, d time.Duration) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if !z.slot.removed && !z.slot.busy {
-		q.enqueue(z)
+	if !z.slot.removed {
+		z.slot.expireAt = time.Since(epoch) + d
+		q.arm(z)
 	}
 }
 
@@ -164,7 +213,8 @@ func (q *Scheduler) notify(z *Zone) {
 	case z.slot.busy:
 		z.slot.again = true
 	default:
-		z.slot.timer.Stop()
+		z.slot.refreshAt = 0
+		q.arm(z)
 		q.enqueue(z)
 	}
 }
@@ -228,7 +278,8 @@ func (q *Scheduler) work() {
 			z.slot.again = false
 			q.enqueue(z)
 		default:
-			z.slot.timer.Reset(jitter(wait))
+			z.slot.refreshAt = time.Since(epoch) + jitter(wait)
+			q.arm(z)
 		}
 		q.mu.Unlock()
 	}

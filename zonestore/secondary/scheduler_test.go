@@ -143,6 +143,21 @@ func TestSchedulerBoundsRefreshes(t *testing.T) {
 	}
 }
 
+// TestRefreshesOnItsTimer: a zone is refreshed again at its refresh
+// interval (held to 200 ms here), on the timer its expire shares; its
+// expire, far off, does not hold the refreshes back.
+func TestRefreshesOnItsTimer(t *testing.T) {
+	p, store, q := scheduled(t, 600, 1)
+	z := New(Config{Origin: "often.test.", Primaries: []string{p.addr}, Store: store, Limits: Limits{Refresh: Bounds{Max: 200 * time.Millisecond}}})
+	q.Add(z)
+	waitFor(t, "often.test transferred", z.Loaded)
+	before := p.askedFor("often.test.")
+	time.Sleep(2 * time.Second)
+	if n := p.askedFor("often.test.") - before; n < 3 { // 10 on time; 3 leave a loaded machine room
+		t.Fatalf("%d queries in 2 s with a refresh of 200 ms, want 3 or more", n)
+	}
+}
+
 // TestExpiryDoesNotWaitForAWorker: a zone's SOA expire passes on time
 // while the only worker is held by another zone's refresh.
 func TestExpiryDoesNotWaitForAWorker(t *testing.T) {

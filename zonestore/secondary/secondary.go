@@ -307,8 +307,10 @@ func (s *Zone) armExpiry() {
 		return
 	}
 	s.checkExpiry(cur)
-	if left := s.expiresIn(cur); left > 0 && s.scheduled() {
-		s.slot.expiry.Reset(left)
+	if left := s.expiresIn(cur); left > 0 {
+		if q := s.sched.Load(); q != nil {
+			q.expireIn(s, left)
+		}
 	}
 }
 
