@@ -258,13 +258,7 @@ func TestReadyDespiteARefusedMember(t *testing.T) {
 
 	// A primary that does not answer: not ready.
 	other, otherReady, closed := freeport.Get(t), fmt.Sprintf("127.0.0.1:%d", freeport.Get(t)), freeport.Get(t)
-	cmdPath := filepath.Join(t.TempDir(), "Corefile")
-	if err := os.WriteFile(cmdPath, []byte(fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    ready %s\n    zonestore {\n        secondary example.test 127.0.0.1:%d\n    }\n}\n", other, otherReady, closed)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(corednsBin, "-conf", cmdPath)
-	cmd.Dir = repoRoot(t)
-	start(t, "coredns", cmd, other)
+	startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    ready %s\n    zonestore {\n        secondary example.test 127.0.0.1:%d\n    }\n}\n", other, otherReady, closed), other)
 	time.Sleep(3 * time.Second) // a refresh tried and failed, and retried
 	if got := readiness(otherReady); got != http.StatusServiceUnavailable {
 		t.Errorf("a secondary zone whose primary does not answer: ready answered %d, want 503", got)
