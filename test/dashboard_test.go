@@ -20,7 +20,8 @@ import (
 // every metric of ontime's plugins it exports is in its plugin's README;
 // scraped from its /metrics after it served queries through every plugin
 // the dashboard shows: codel, alias (a lookup upstream), zonestore (a
-// directory with a broken file, a file zone, and a signed one).
+// directory with a broken file, a file zone, a signed one, and a
+// secondary zone of Knot's).
 func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(repoRoot(t), "deploy", "grafana", "ontime.json"))
 	if err != nil {
@@ -57,8 +58,9 @@ func TestDashboardQueriesExportedMetrics(t *testing.T) {
 	signed := filepath.Join(t.TempDir(), "db.signed.test")
 	key, signer, _ := newKey(t, t.TempDir(), "signed.test.")
 	signedZone(t, signed, "signed.test.", 1, key, signer, nil, time.Now().Add(30*24*time.Hour))
+	knot := startKnotPrimary(t, "example.com", zoneText("example.com", 1, "www A 192.0.2.3"), freeport.Get(t), "")
 	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
-	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    alias {\n        upstream %s\n    }\n    zonestore {\n        directory %s\n    }\n    zonestore %s example.net\n    zonestore %s signed.test", prom, upstream.addr, dir, net, signed), "example.org", "example.net", "signed.test")
+	s := startCoreDNS(t, fmt.Sprintf("    prometheus %s\n    codel\n    fastpack\n    alias {\n        upstream %s\n    }\n    zonestore {\n        directory %s\n    }\n    zonestore %s example.net\n    zonestore %s signed.test\n    zonestore {\n        secondary example.com %s\n    }", prom, upstream.addr, dir, net, signed, knot.addr), "example.org", "example.net", "signed.test", "example.com")
 	for range 5 {
 		answerA(t, s.addr, "www.example.org.")
 		answerA(t, s.addr, "www.example.net.")
