@@ -1,7 +1,9 @@
 package secondary
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/miekg/dns"
@@ -52,6 +54,27 @@ func expireOf(m *dns.Msg) expireOption {
 		}
 	}
 	return expireOption{}
+}
+
+// A primary of before EDNS (RFC 6891) may answer a query with an OPT
+// record FORMERR, and would refresh nothing once every query asks for
+// EXPIRE: such a query is asked again without it, as BIND does, and the
+// SOA's expire holds for that refresh.
+
+// refusedEDNS reports whether err is a primary's FORMERR to m where m
+// carries an OPT record.
+func refusedEDNS(m *dns.Msg, err error) bool {
+	var r rcodeError
+	return m.IsEdns0() != nil && errors.As(err, &r) && r.rcode == dns.RcodeFormatError
+}
+
+// withoutEDNS takes m's OPT record off, and its TSIG record, which
+// signing m again puts back after what is left.
+func withoutEDNS(m *dns.Msg) {
+	m.Extra = slices.DeleteFunc(m.Extra, func(rr dns.RR) bool {
+		t := rr.Header().Rrtype
+		return t == dns.TypeOPT || t == dns.TypeTSIG
+	})
 }
 
 // minRemoteExpire is the least a transfer's EXPIRE may say: a primary

@@ -22,6 +22,7 @@ type expirePrimary struct {
 	serial uint32
 	expire int64
 	xfr    []dns.RR // the answer to a transfer (AXFR or IXFR) of serial
+	noEDNS bool     // FORMERR to a query with an OPT record, as a server of before EDNS
 }
 
 func startExpirePrimary(t *testing.T) *expirePrimary {
@@ -39,6 +40,11 @@ func startExpirePrimary(t *testing.T) *expirePrimary {
 		p.asks = append(p.asks, ask)
 		m := new(dns.Msg)
 		m.SetReply(r)
+		if p.noEDNS && r.IsEdns0() != nil {
+			m.Rcode = dns.RcodeFormatError
+			w.WriteMsg(m)
+			return
+		}
 		if q.Qtype == dns.TypeSOA {
 			m.Answer = rrs(t, soa(itoa(p.serial)))
 		} else {
@@ -249,4 +255,46 @@ func TestLeaseCarriedOver(t *testing.T) {
 	}
 	answered, _ = left(t, sec, files)
 	near(t, "a file's zone become a secondary, current, EXPIRE 200", answered, 600)
+}
+
+// TestPrimaryWithoutEDNS: a primary that answers FORMERR to a query with
+// an OPT record (a server of before EDNS) is asked again without it, its
+// SOA query and its transfers alike, and the zone follows it as before
+// the EXPIRE option was asked for, its expire the SOA's. Signed, the
+// query asked again carries one TSIG record, made again, and no OPT.
+func TestPrimaryWithoutEDNS(t *testing.T) {
+	p := startExpirePrimary(t)
+	store := zonestore.NewStore()
+	sec := New(Config{Origin: "example.test.", Primaries: []string{p.addr}, Store: store})
+	p.set(1, -1, zoneV(t, "1"))
+	p.mu.Lock()
+	p.noEDNS = true
+	p.mu.Unlock()
+	if err := sec.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.asked(); got != "AXFR+expire AXFR" {
+		t.Fatalf("asked %q", got)
+	}
+	p.set(2, -1, rrs(t, soa("2"), soa("1"), soa("2"), "new.example.test. 300 A 192.0.2.2", soa("2")))
+	if err := sec.Refresh(); err != nil {
+		t.Fatal(err)
+	}
+	if got := p.asked(); got != "SOA+expire SOA IXFR+expire IXFR" {
+		t.Fatalf("asked %q", got)
+	}
+	if z := store.Get("example.test."); z.Serial() != 2 || z.ExpireIn(time.Now()) < 599 {
+		t.Fatalf("serial %d, expire %d s left; want 2 and the SOA's 600", z.Serial(), z.ExpireIn(time.Now()))
+	}
+
+	m := new(dns.Msg)
+	m.SetAxfr("example.test.")
+	askExpire(m)
+	key := &TSIG{Name: "xfr.", Algorithm: dns.HmacSHA256, Secret: "c2VjcmV0"}
+	key.stamp(m)
+	withoutEDNS(m)
+	key.stamp(m)
+	if len(m.Extra) != 1 || m.IsTsig() == nil {
+		t.Fatalf("a signed query asked again: %v, want its TSIG record alone", m.Extra)
+	}
 }

@@ -483,6 +483,11 @@ func (s *Zone) serial(primary string) (uint32, expireOption, error) {
 	c := &dns.Client{Timeout: s.cfg.Timeout}
 	s.sign(m, c)
 	r, _, err := c.Exchange(m, primary)
+	if err == nil && r.Rcode != dns.RcodeSuccess && refusedEDNS(m, rcodeError{r.Rcode}) {
+		withoutEDNS(m)
+		s.sign(m, c)
+		r, _, err = c.Exchange(m, primary)
+	}
 	if err == nil && r.Truncated {
 		c.Net = "tcp"
 		r, _, err = c.Exchange(m, primary)
@@ -521,6 +526,16 @@ func (k *TSIG) stamp(m *dns.Msg) { m.SetTsig(k.Name, k.Algorithm, 300, time.Now(
 // transfer past Limits.MaxRecords is cut off there.
 func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, expireOption, error) {
 	askExpire(m)
+	rrs, expire, err := s.transferOnce(primary, m)
+	if refusedEDNS(m, err) {
+		withoutEDNS(m)
+		return s.transferOnce(primary, m)
+	}
+	return rrs, expire, err
+}
+
+// transferOnce runs the transfer m asks for, as it is.
+func (s *Zone) transferOnce(primary string, m *dns.Msg) ([]dns.RR, expireOption, error) {
 	x, err := dialTransfer(primary, m, s.cfg.TSIG, s.cfg.Timeout)
 	if err != nil {
 		return nil, expireOption{}, err
