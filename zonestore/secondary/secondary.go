@@ -382,11 +382,7 @@ func (s *Zone) Refresh() error {
 			err = fmt.Errorf("not asked: it did not answer the last queries; asked again from %s", until.Format(time.TimeOnly))
 			s.event(firstKind(cur), nil, err)
 		} else {
-			var fresh time.Time
-			fresh, err = s.refreshFrom(primary, cur)
-			if err == nil {
-				s.renew(fresh, s.cfg.Store.Get(s.origin))
-			}
+			err = s.refreshFrom(primary, cur)
 			switch {
 			case unreach == nil:
 			case noAnswer(err):
@@ -423,9 +419,9 @@ func firstKind(cur *zonestore.Zone) string {
 	return SOA
 }
 
-// refreshFrom refreshes the zone from primary, and returns the time its
-// expire counts from (renewal).
-func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) (time.Time, error) {
+// refreshFrom refreshes the zone from primary. Each way it succeeds
+// counts the expire timer afresh (renewal): publishFresh, or current.
+func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) error {
 	if cur == nil {
 		return s.axfr(primary, nil)
 	}
@@ -433,36 +429,36 @@ func (s *Zone) refreshFrom(primary string, cur *zonestore.Zone) (time.Time, erro
 	if err != nil {
 		err = fmt.Errorf("SOA query: %w", err)
 		s.event(SOA, nil, err)
-		return time.Time{}, err
+		return err
 	}
 	if !zonestore.SerialNewer(serial, cur.Serial()) {
-		return s.current(cur, expire), nil
+		s.current(cur, expire)
+		return nil
 	}
-	fresh, err := s.ixfr(primary, cur)
-	if err != nil {
+	if err := s.ixfr(primary, cur); err != nil {
 		s.event(IXFR, nil, err)
 		if noAnswer(err) || errors.Is(err, errTooSlow) { // an AXFR would hold the worker as long again
-			return time.Time{}, fmt.Errorf("IXFR: %w", err)
+			return fmt.Errorf("IXFR: %w", err)
 		}
 		s.cfg.Logf("IXFR of %q from %s failed, falling back to AXFR: %v", s.origin, primary, err)
 		return s.axfr(primary, cur)
 	}
-	return fresh, nil
+	return nil
 }
 
 // current is a refresh that found cur current (by the SOA's serial, or an
-// IXFR's answer), the primary's EXPIRE expire: it returns the time the
-// expire counts from.
-func (s *Zone) current(cur *zonestore.Zone, expire expireOption) time.Time {
+// IXFR's answer), with the primary's EXPIRE: the expire timer counts from
+// now, less what the EXPIRE took off.
+func (s *Zone) current(cur *zonestore.Zone, expire expireOption) {
 	fresh := s.renewal(cur, expire, false)
 	// Back in touch with a primary, an expired zone is served again; and
 	// a version held without this zone's lease (a file's zone become a
 	// secondary at a Corefile reload) is given it, for its EXPIRE.
-	if cur.Expired() || cur.Lease() != s.lease {
-		s.publishFresh(cur, cur.WithExpired(false), true, fresh)
+	published := (cur.Expired() || cur.Lease() != s.lease) && s.publishFresh(cur, cur.WithExpired(false), true, fresh) == nil
+	if !published { // publishFresh counts it from fresh where it publishes
+		s.renew(fresh, cur)
 	}
 	s.event(Current, nil, nil)
-	return fresh
 }
 
 func (s *Zone) event(kind string, z *zonestore.Zone, err error) {
@@ -590,39 +586,36 @@ var (
 	errTooSlow  = errors.New("transfer too slow")
 )
 
-// axfr transfers the whole zone and publishes it over cur; it returns the
-// time the new version's expire counts from.
-func (s *Zone) axfr(primary string, cur *zonestore.Zone) (time.Time, error) {
+// axfr transfers the whole zone and publishes it over cur.
+func (s *Zone) axfr(primary string, cur *zonestore.Zone) error {
 	m := new(dns.Msg)
 	m.SetAxfr(s.origin)
 	rrs, expire, err := s.transfer(primary, m)
-	var fresh time.Time
 	if err == nil {
-		fresh, err = s.publishWhole(rrs, cur, expire)
+		err = s.publishWhole(rrs, cur, expire)
 	}
 	if err != nil {
 		err = fmt.Errorf("AXFR: %w", err)
 		s.event(AXFR, nil, err)
 	}
-	return fresh, err
+	return err
 }
 
 // publishWhole builds a zone from a whole transfer and publishes it over
 // cur, its expire counted as the primary's EXPIRE says.
-func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone, expire expireOption) (time.Time, error) {
+func (s *Zone) publishWhole(rrs []dns.RR, cur *zonestore.Zone, expire expireOption) error {
 	z, err := wholeZone(s.origin, rrs)
 	if err != nil {
-		return time.Time{}, err
+		return err
 	}
 	if err := s.verify(z); err != nil {
-		return time.Time{}, err
+		return err
 	}
-	fresh := s.renewal(z, expire, true)
-	if err := s.publishFresh(cur, z, cur == nil, fresh); err != nil {
-		return time.Time{}, err
+	if err := s.publishFresh(cur, z, cur == nil, s.renewal(z, expire, true)); err != nil {
+		return err
 	}
 	s.event(AXFR, z, nil)
-	return fresh, nil
+	return nil
 }
 
 // verify checks z with the configured Verify, if any.
@@ -659,38 +652,37 @@ func wholeZone(origin string, rrs []dns.RR) (*zonestore.Zone, error) {
 }
 
 // ixfr asks for the differences since cur, applies them (applyIXFR) and
-// publishes the result as one version; it returns the time the expire
-// counts from.
-func (s *Zone) ixfr(primary string, cur *zonestore.Zone) (time.Time, error) {
+// publishes the result as one version.
+func (s *Zone) ixfr(primary string, cur *zonestore.Zone) error {
 	m := new(dns.Msg)
 	m.SetIxfr(s.origin, cur.Serial(), cur.SOA().Ns, cur.SOA().Mbox)
 	rrs, expire, err := s.transfer(primary, m)
 	if err != nil {
-		return time.Time{}, err
+		return err
 	}
 	z, whole, err := applyIXFR(cur, rrs)
 	switch {
 	case err != nil:
-		return time.Time{}, err
+		return err
 	case z == nil:
-		return s.current(cur, expire), nil
+		s.current(cur, expire)
+		return nil
 	}
 	if err := s.sized(z); err != nil {
-		return time.Time{}, err
+		return err
 	}
 	if err := s.verify(z); err != nil {
-		return time.Time{}, err
+		return err
 	}
-	fresh := s.renewal(z, expire, true)
-	if err := s.publishFresh(cur, z, false, fresh); err != nil {
-		return time.Time{}, err
+	if err := s.publishFresh(cur, z, false, s.renewal(z, expire, true)); err != nil {
+		return err
 	}
 	if whole {
 		s.event(AXFR, z, nil)
 	} else {
 		s.event(IXFR, z, nil)
 	}
-	return fresh, nil
+	return nil
 }
 
 // applyIXFR builds the version an IXFR answer (RFC 1995 section 4) makes

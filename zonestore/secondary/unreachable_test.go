@@ -189,7 +189,7 @@ func TestNoAXFRAfterAnIXFRUnanswered(t *testing.T) {
 	}))
 	store := zonestore.NewStore()
 	z := New(Config{Origin: "example.test.", Primaries: []string{addr}, Store: store, Timeout: 300 * time.Millisecond})
-	if _, err := z.publishWhole(zoneV(t, "1"), nil, expireOption{}); err != nil {
+	if err := z.publishWhole(zoneV(t, "1"), nil, expireOption{}); err != nil {
 		t.Fatal(err)
 	}
 	err := z.Refresh()
