@@ -16,13 +16,7 @@ func FuzzTransfer(f *testing.F) {
 	seed := func(texts ...string) {
 		m := new(dns.Msg)
 		m.SetQuestion("example.test.", dns.TypeIXFR)
-		for _, s := range texts {
-			rr, err := dns.NewRR(s)
-			if err != nil {
-				f.Fatal(err)
-			}
-			m.Answer = append(m.Answer, rr)
-		}
+		m.Answer = rrs(f, texts...)
 		b, err := m.Pack()
 		if err != nil {
 			f.Fatal(err)
@@ -80,13 +74,7 @@ func FuzzTransferIn(f *testing.F) {
 		m.Id = 1
 		m.Response = true
 		m.SetQuestion("example.test.", dns.TypeAXFR)
-		for _, s := range texts {
-			rr, err := dns.NewRR(s)
-			if err != nil {
-				f.Fatal(err)
-			}
-			m.Answer = append(m.Answer, rr)
-		}
+		m.Answer = rrs(f, texts...)
 		return m
 	}
 	f.Add(frame(answer(soa("2"), "www.example.test. 300 A 192.0.2.1", soa("2"))), false, false)
