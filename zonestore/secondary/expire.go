@@ -42,8 +42,9 @@ func askExpire(m *dns.Msg) {
 	o.Option = append(o.Option, &dns.EDNS0_EXPIRE{Code: dns.EDNS0EXPIRE, Empty: true})
 }
 
-// expireOf reads the EXPIRE option of m, if it has one with a value.
-func expireOf(m *dns.Msg) expireOption {
+// answeredExpire reads the EXPIRE option of m, a primary's answer, if it
+// has one with a value (not s.expireOf, the SOA's expire of a version).
+func answeredExpire(m *dns.Msg) expireOption {
 	o := m.IsEdns0()
 	if o == nil {
 		return expireOption{}

@@ -496,7 +496,7 @@ func (s *Zone) serial(primary string) (uint32, expireOption, error) {
 	}
 	for _, rr := range r.Answer {
 		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(soa.Hdr.Name, s.origin) {
-			return soa.Serial, expireOf(r), nil
+			return soa.Serial, answeredExpire(r), nil
 		}
 	}
 	return 0, expireOption{}, errors.New("SOA query answered without the zone's SOA")

@@ -118,7 +118,7 @@ func (x *xfrIn) next() ([]dns.RR, bool, error) {
 		}
 	}
 	x.msgs++
-	if e := expireOf(m); e.given {
+	if e := answeredExpire(m); e.given {
 		x.expire = e
 	}
 	switch {
