@@ -206,7 +206,9 @@ func transferEvents(label string, failed func(origin, kind string, err error), p
 // notify answers a NOTIFY (RFC 1996) for a secondary zone: from one of its
 // primaries, signed with the zone's TSIG key where it has one, it is
 // acknowledged (signed with the same key) and the zone refreshed at once,
-// its primaries at that address no longer held unreachable;
+// unless the SOA serial it carries is one the zone serves already
+// (counted "current"), its primaries at that address no longer held
+// unreachable;
 // anything else is refused, logged and counted. The signature was checked
 // by the server's reader (CoreDNS's, or codel's), which knows the key
 // because setup added it to the server's secrets; where the stock tsig
@@ -251,7 +253,13 @@ func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 			return h.reply(w, r, dns.RcodeNotAuth)
 		}
 	}
-	notifies.WithLabelValues(m.label, "accepted").Inc()
+	result := "accepted"
+	if serial, ok := notifiedSerial(r, sec.Origin()); !ok {
+		sec.NotifyFrom(ip)
+	} else if !sec.NotifySerialFrom(ip, serial) {
+		result = "current"
+	}
+	notifies.WithLabelValues(m.label, result).Inc()
 	ack := new(dns.Msg)
 	ack.SetReply(r)
 	ack.Authoritative = true
@@ -259,8 +267,20 @@ func (h *Handler) notify(ctx context.Context, w dns.ResponseWriter, r *dns.Msg, 
 		ack.SetTsig(key.Name, key.Algorithm, 300, time.Now().Unix())
 	}
 	w.WriteMsg(ack)
-	sec.NotifyFrom(ip)
 	return dns.RcodeSuccess, nil
+}
+
+// notifiedSerial returns the serial of the SOA record a NOTIFY for origin
+// carries in its answer section, where it has one (RFC 1996 section 3.7:
+// "an unsecure hint", which Knot, BIND and NSD send). A record of another
+// owner or type is no hint.
+func notifiedSerial(r *dns.Msg, origin string) (uint32, bool) {
+	for _, rr := range r.Answer {
+		if soa, ok := rr.(*dns.SOA); ok && strings.EqualFold(dns.Fqdn(soa.Hdr.Name), origin) {
+			return soa.Serial, true
+		}
+	}
+	return 0, false
 }
 
 // pendingSecondary returns the secondary zone qname falls in, if it has

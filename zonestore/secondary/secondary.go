@@ -264,6 +264,24 @@ func (s *Zone) NotifyFrom(ip net.IP) {
 	}
 }
 
+// NotifySerialFrom is NotifyFrom for a NOTIFY that carried the primary's
+// SOA serial: a hint at its version (RFC 1996 section 3.7). A zone that
+// serves that serial or a newer one is not refreshed, as BIND and
+// PowerDNS do: a primary that starts again sends a NOTIFY for every zone
+// it has, 100,000 catalog members among them, and each would otherwise
+// ask it an SOA query to learn nothing. A zone expired, or not yet
+// transferred, is refreshed. It reports whether a refresh was asked for.
+func (s *Zone) NotifySerialFrom(ip net.IP, serial uint32) bool {
+	if cur := s.cfg.Store.Get(s.origin); cur != nil && !cur.Expired() && !zonestore.SerialNewer(serial, cur.Serial()) {
+		if q := s.sched.Load(); q != nil {
+			q.unreach.heardFrom(ip)
+		}
+		return false
+	}
+	s.NotifyFrom(ip)
+	return true
+}
+
 // Loaded reports whether the zone has been transferred once.
 func (s *Zone) Loaded() bool { return s.cfg.Store.Get(s.origin) != nil }
 
