@@ -1,0 +1,114 @@
+#!/usr/bin/env bash
+# A NOTIFY for every zone at once, as a primary sends when it starts
+# again: what it costs a secondary that serves them all already. ZONES
+# small zones (bench/genzones) and a catalog zone naming them, served by
+# Knot DNS on CPU 1, which sends its NOTIFY (the zone's SOA in the answer
+# section) to ontime; ontime (the issue's chain, `catalog`, GOMAXPROCS=1 on
+# CPU 0) follows the catalog. Once the sample answers, `knotc zone-notify`
+# has Knot notify every zone, and the script counts what ontime then asks
+# its primary (its SOA queries that find the zone current, transfers_total
+# {type="current"}) and the time until the last one.
+#
+#   bash bench/notify.sh                    # ZONES=10000, the working tree
+#   BASE=a1a9bbb ROUNDS=2 bash bench/notify.sh
+#
+# BASE=<commit> runs that commit's build too, the two alternated over
+# ROUNDS. Prints a line a run: NOTIFY acknowledged, counted current, SOA
+# queries sent, and seconds from the NOTIFY until ontime's last one
+# (or until the last NOTIFY was counted, where it sent none).
+# Bounded: LOAD_TIMEOUT for each load, SETTLE_TIMEOUT for the NOTIFYs'
+# aftermath; everything started is stopped at exit. Traffic stays on
+# 127.0.0.1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+ZONES=${ZONES:-10000}
+ROUNDS=${ROUNDS:-1}
+LOAD_TIMEOUT=${LOAD_TIMEOUT:-300}
+SETTLE_TIMEOUT=${SETTLE_TIMEOUT:-120}
+out=bench/out/notify-run
+mkdir -p "$out"
+go build -o "$out/coredns-new" ./cmd/coredns
+builds=new
+if [ -n "${BASE:-}" ]; then
+	rm -rf "$out/base-src"
+	git worktree add -f --detach "$out/base-src" "$BASE" >/dev/null
+	(cd "$out/base-src" && go build -o ../coredns-old ./cmd/coredns)
+	git worktree remove -f "$out/base-src"
+	builds="old new"
+fi
+if [ ! -s "$out/zones.knot.conf" ] || [ "$(grep -c 'domain:' "$out/zones.knot.conf")" != "$ZONES" ]; then
+	go run ./bench/genzones -zones "$ZONES" -dir "$out/zones" -knot "$out/zones.knot.conf" -queries "$out/queries.txt" -count 1000
+fi
+awk -v n="$ZONES" 'BEGIN { srand(3); for (i = 0; i < 200; i++) printf "www.z%d.test.\n", int(rand() * n); printf "www.z%d.test.\n", n - 1 }' > "$out/sample.txt"
+
+port=15500
+primary_port=$((port + 10))
+pid=
+primary_pid=
+trap '[ -n "$pid" ] && kill $pid 2>/dev/null; [ -n "$primary_pid" ] && kill $primary_pid 2>/dev/null || true' EXIT
+user=; [ "$(id -u)" = 0 ] && user="    user: root:root"
+now() { date +%s.%N; }
+
+# The primary: every zone and the catalog, each notifying ontime's port.
+rm -rf "$out/primary"; mkdir -p "$out/primary"
+{ printf '$ORIGIN catalog.invalid.\n$TTL 0\n@ SOA invalid. invalid. 1 3600 600 2419200 0\n@ NS invalid.\nversion TXT "2"\n'
+  awk '/domain:/ { printf "m%d.zones PTR %s.\n", n++, $3 }' "$out/zones.knot.conf"; } > "$out/primary/catalog.invalid.zone"
+{ printf "server:\n    listen: 127.0.0.1@$primary_port\n    rundir: $PWD/$out/primary\n$user\n"
+  printf "log:\n  - target: stderr\n    any: warning\n"
+  printf "database:\n    storage: $PWD/$out/primary\n"
+  printf "remote:\n  - id: ontime\n    address: 127.0.0.1@$port\n"
+  printf "acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n"
+  printf "template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n    acl: xfr\n    notify: ontime\n"
+  cat "$out/zones.knot.conf"
+  printf "  - domain: catalog.invalid\n    file: $PWD/$out/primary/catalog.invalid.zone\n"; } > "$out/primary.conf"
+taskset -c 1 knotd -c "$out/primary.conf" > "$out/primary.log" 2>&1 &
+primary_pid=$!
+last=$(awk '/domain:/ { d = $3 } END { print d }' "$out/zones.knot.conf")
+for i in $(seq $((LOAD_TIMEOUT * 5))); do
+	[ "$(dig +time=1 +tries=1 +short @127.0.0.1 -p $primary_port "$last" SOA 2>/dev/null)" != "" ] && break
+	[ "$i" = $((LOAD_TIMEOUT * 5)) ] && { echo "the primary did not load in ${LOAD_TIMEOUT}s" >&2; exit 1; }
+	sleep 0.2
+done
+
+loaded() {
+	local n
+	n=$(dig +time=1 +tries=1 +short @127.0.0.1 -p $port -f "$out/sample.txt" A 2>/dev/null | grep -c '^10\.' || true)
+	[ "$n" -ge 201 ]
+}
+# sum METRIC LABEL=VALUE: the sum of a family's series with that label.
+sum() {
+	curl -s "http://127.0.0.1:$((port + 1))/metrics" | awk -v f="$1" -v l="$2" \
+		'index($0, f "{") == 1 && index($0, l) { s += $NF } END { printf "%d\n", s }'
+}
+printf ".:$port {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore {\n        catalog catalog.invalid 127.0.0.1:$primary_port\n    }\n}\n" > "$out/Corefile"
+
+echo "build	notify	current	soa_queries	seconds"
+for r in $(seq "$ROUNDS"); do
+	order=$builds
+	[ $((r % 2)) = 0 ] && [ "$builds" = "old new" ] && order="new old"
+	for b in $order; do
+		GOMAXPROCS=1 taskset -c 0 "$out/coredns-$b" -conf "$out/Corefile" -quiet > "$out/$b.log" 2>&1 &
+		pid=$!
+		for i in $(seq $((LOAD_TIMEOUT * 5))); do
+			loaded && break
+			[ "$i" = $((LOAD_TIMEOUT * 5)) ] && { echo "$b did not load in ${LOAD_TIMEOUT}s" >&2; exit 1; }
+			sleep 0.2
+		done
+		sleep 2
+		n0=$(sum coredns_zonestore_notifies_total 'result="') soa0=$(sum coredns_zonestore_transfers_total 'type="current"')
+		c0=$(sum coredns_zonestore_notifies_total 'result="current"')
+		t0=$(now)
+		knotc -c "$out/primary.conf" zone-notify > /dev/null
+		tlast=$t0 soa=$soa0 n=$n0 still=0
+		for _ in $(seq $((SETTLE_TIMEOUT * 5))); do
+			sleep 0.2
+			s=$(sum coredns_zonestore_transfers_total 'type="current"') m=$(sum coredns_zonestore_notifies_total 'result="')
+			if [ "$s" != "$soa" ] || [ "$m" != "$n" ]; then tlast=$(now) soa=$s n=$m still=0; else still=$((still + 1)); fi
+			[ $((n - n0)) -gt "$ZONES" ] && [ "$still" -ge 10 ] && break # every NOTIFY counted, then 2 s without a change
+		done
+		c=$(sum coredns_zonestore_notifies_total 'result="current"')
+		printf '%s\t%d\t%d\t%d\t%.2f\n' "$b" $((n - n0)) $((c - c0)) $((soa - soa0)) "$(echo "$tlast - $t0" | bc)"
+		kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
+	done
+done
