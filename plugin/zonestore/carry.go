@@ -130,6 +130,9 @@ func (h *Handler) dropUnconfigured() {
 	for o := range h.secs.load() {
 		keep[o] = true
 	}
+	if h.catalog != nil {
+		keep[h.catalog.origin] = true
+	}
 	var gone []string
 	for _, o := range h.store.Origins() {
 		if !keep[o] {

@@ -37,6 +37,7 @@ type directory struct {
 
 	published func(*zonestore.Zone) // told of every version published
 	gone      func(origin string)   // told of every zone removed
+	afterScan func()                // told of every scan's end (the block's catalog, generate_catalog)
 
 	mu      sync.Mutex // one scan at a time
 	files   map[string]*source
@@ -232,6 +233,9 @@ func (d *directory) scan(store *zonestore.Store) {
 	d.current.Store(&now)
 	d.scanned.Store(true)
 	dirZones.WithLabelValues(d.dir).Set(float64(len(now)))
+	if d.afterScan != nil {
+		d.afterScan()
+	}
 }
 
 func keeping(old *zonestore.Zone) string {

@@ -27,6 +27,7 @@ type Handler struct {
 	origins []string     // the file sources' zones
 	sources []*source    // zone files
 	dirs    []*directory // directories of zone files
+	catalog *producer    // the catalog zone of the files' and directories' zones (generate_catalog), if any
 
 	secs secondaries // secondary and catalog zones, by origin
 	cats catalogs    // what each catalog zone named last

@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -47,6 +48,9 @@ func setup(c *caddy.Controller) error {
 			for _, o := range h.origins {
 				go x.Notify(dns.CanonicalName(o))
 			}
+		}
+		if h.catalog != nil {
+			h.catalog.start()
 		}
 		for _, src := range h.sources {
 			go src.watch(h.store, stop)
@@ -149,6 +153,22 @@ func parse(c *caddy.Controller) (*Handler, error) {
 				replay = n
 			case "upstream":
 				c.RemainingArgs() // accepted and ignored, as stock file does
+			case "generate_catalog": // generate_catalog ZONE: a catalog zone (RFC 9432) of the block's files' and directories' zones
+				t := c.RemainingArgs()
+				if len(t) != 1 {
+					return nil, c.ArgErr()
+				}
+				if _, ok := dns.IsDomainName(t[0]); !ok {
+					return nil, c.Errf("generate_catalog: %q is not a zone name", t[0])
+				}
+				if h.catalog != nil {
+					return nil, c.Errf("generate_catalog %s: the block generates %s already", t[0], h.catalog.origin)
+				}
+				origin := dns.CanonicalName(t[0])
+				if plugin.Zones(plugin.OriginsFromArgsOrServerBlock(nil, c.ServerBlockKeys)).Matches(origin) == "" {
+					return nil, c.Errf("generate_catalog %s: not within the server block's zones", t[0])
+				}
+				h.catalog = &producer{origin: origin, h: h}
 			case "directory": // directory DIR [REGEXP TEMPLATE], as auto reads it
 				t := c.RemainingArgs()
 				if len(t) != 1 && len(t) != 3 {
@@ -311,7 +331,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 					return nil, c.Err(err.Error())
 				}
 				d.interval, d.byMtime, d.digests = reload, byMtime, dg
-				d.published, d.gone = h.publishedQuietly, h.removed
+				d.published, d.gone, d.afterScan = h.publishedQuietly, h.removed, h.updateCatalog
 				if files := prev.directoryBefore(d); files != nil {
 					d.files = files
 				}
@@ -326,7 +346,7 @@ func parse(c *caddy.Controller) (*Handler, error) {
 		fileName := underRoot(config.Root, args[0])
 		origins := plugin.OriginsFromArgsOrServerBlock(args[1:], c.ServerBlockKeys)
 		for _, origin := range origins {
-			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime, digests: dg, published: h.published}
+			src := &source{origin: origin, file: filepath.Clean(fileName), interval: reload, byMtime: byMtime, digests: dg, published: h.publishedFile}
 			src.seen, _ = prev.seenBefore(src.file, src.origin) // unchanged since: not parsed again
 			if err := src.load(h.store); err != nil {
 				var pathErr *os.PathError
@@ -339,6 +359,14 @@ func parse(c *caddy.Controller) (*Handler, error) {
 			}
 			h.origins = append(h.origins, origin)
 			h.sources = append(h.sources, src)
+		}
+	}
+	if h.catalog != nil {
+		if h.secs.get(h.catalog.origin) != nil || slices.ContainsFunc(h.origins, func(o string) bool { return dns.CanonicalName(o) == h.catalog.origin }) {
+			return nil, c.Errf("generate_catalog %s: the block serves that zone otherwise", h.catalog.origin)
+		}
+		if len(h.origins) == 0 && len(h.dirs) == 0 {
+			return nil, c.Err("generate_catalog names the block's zones from files and directories, and it has none")
 		}
 	}
 	if prev != nil {

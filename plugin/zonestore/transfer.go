@@ -49,6 +49,9 @@ func (h *Handler) Transfer(zone string, serial uint32) (<-chan []dns.RR, error) 
 
 // serves reports whether origin is one of this block's zones.
 func (h *Handler) serves(origin string) bool {
+	if h.catalog != nil && h.catalog.origin == origin {
+		return true
+	}
 	for _, o := range h.origins {
 		if dns.CanonicalName(o) == origin {
 			return true
