@@ -89,3 +89,26 @@ zone:
     zonefile: "$PWD/$3"
 EOC
 }
+
+# catalog_primary OUT PORT [NOTIFY_PORT]: Knot DNS's configuration,
+# OUT/primary.conf, as the primary of every zone of OUT/zones.knot.conf
+# (bench/genzones) and of catalog.invalid, a catalog zone (RFC 9432)
+# naming them all, written to OUT/primary; listening on 127.0.0.1:PORT,
+# transfers allowed from 127.0.0.1, and, with NOTIFY_PORT, every zone
+# notifying 127.0.0.1:NOTIFY_PORT. Started by the caller.
+catalog_primary() {
+	local out=$1 port=$2 notify=${3:-} user=
+	[ "$(id -u)" = 0 ] && user="    user: root:root"
+	rm -rf "$out/primary"; mkdir -p "$out/primary"
+	{ printf '$ORIGIN catalog.invalid.\n$TTL 0\n@ SOA invalid. invalid. 1 3600 600 2419200 0\n@ NS invalid.\nversion TXT "2"\n'
+	  awk '/domain:/ { printf "m%d.zones PTR %s.\n", n++, $3 }' "$out/zones.knot.conf"; } > "$out/primary/catalog.invalid.zone"
+	{ printf "server:\n    listen: 127.0.0.1@$port\n    rundir: $PWD/$out/primary\n$user\n"
+	  printf "log:\n  - target: stderr\n    any: warning\n"
+	  printf "database:\n    storage: $PWD/$out/primary\n"
+	  [ -n "$notify" ] && printf "remote:\n  - id: notified\n    address: 127.0.0.1@$notify\n"
+	  printf "acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n"
+	  printf "template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n    acl: xfr\n"
+	  [ -n "$notify" ] && printf "    notify: notified\n"
+	  cat "$out/zones.knot.conf"
+	  printf "  - domain: catalog.invalid\n    file: $PWD/$out/primary/catalog.invalid.zone\n"; } > "$out/primary.conf"
+}

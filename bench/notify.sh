@@ -47,21 +47,10 @@ primary_port=$((port + 10))
 pid=
 primary_pid=
 trap '[ -n "$pid" ] && kill $pid 2>/dev/null; [ -n "$primary_pid" ] && kill $primary_pid 2>/dev/null || true' EXIT
-user=; [ "$(id -u)" = 0 ] && user="    user: root:root"
 now() { date +%s.%N; }
 
 # The primary: every zone and the catalog, each notifying ontime's port.
-rm -rf "$out/primary"; mkdir -p "$out/primary"
-{ printf '$ORIGIN catalog.invalid.\n$TTL 0\n@ SOA invalid. invalid. 1 3600 600 2419200 0\n@ NS invalid.\nversion TXT "2"\n'
-  awk '/domain:/ { printf "m%d.zones PTR %s.\n", n++, $3 }' "$out/zones.knot.conf"; } > "$out/primary/catalog.invalid.zone"
-{ printf "server:\n    listen: 127.0.0.1@$primary_port\n    rundir: $PWD/$out/primary\n$user\n"
-  printf "log:\n  - target: stderr\n    any: warning\n"
-  printf "database:\n    storage: $PWD/$out/primary\n"
-  printf "remote:\n  - id: ontime\n    address: 127.0.0.1@$port\n"
-  printf "acl:\n  - id: xfr\n    address: 127.0.0.1\n    action: transfer\n"
-  printf "template:\n  - id: default\n    zonefile-sync: -1\n    zonefile-load: whole\n    journal-content: none\n    acl: xfr\n    notify: ontime\n"
-  cat "$out/zones.knot.conf"
-  printf "  - domain: catalog.invalid\n    file: $PWD/$out/primary/catalog.invalid.zone\n"; } > "$out/primary.conf"
+catalog_primary "$out" $primary_port $port
 taskset -c 1 knotd -c "$out/primary.conf" > "$out/primary.log" 2>&1 &
 primary_pid=$!
 last=$(awk '/domain:/ { d = $3 } END { print d }' "$out/zones.knot.conf")
