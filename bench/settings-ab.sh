@@ -18,7 +18,8 @@
 #     SERVER_CPUS=0 LOAD_CPUS=1 bash bench/settings-ab.sh
 #
 # Builds ./coredns and uses bench/out's zone and query mix (make bench makes
-# them). Prints each round, the medians, and B against A per round.
+# them; QUERIES names another query file, the flood's
+# bench/out/queries-flood.txt, say). Prints each round, the medians, and B against A per round.
 # Bounded: ROUNDS runs of 7 s each; each server is stopped after its run.
 # Traffic stays on 127.0.0.1.
 set -euo pipefail
@@ -26,6 +27,7 @@ cd "$(dirname "$0")/.."
 . bench/lib.sh
 
 ROUNDS=${ROUNDS:-6}
+QUERIES=${QUERIES:-bench/out/queries.txt}
 CPUS=${CPUS:-0,1}
 SERVER_CPUS=${SERVER_CPUS:-$CPUS}
 LOAD_CPUS=${LOAD_CPUS:-$CPUS}
@@ -62,11 +64,11 @@ for i in $(seq "$ROUNDS"); do
 		pid=$!
 		answering $port bench.example
 		if [ -n "${RATE:-}" ]; then
-			taskset -c "$LOAD_CPUS" bench/out/bin/loadgen -server 127.0.0.1:$port -queries bench/out/queries.txt -rate "$RATE" -duration 7s -json > "$dir/load.$v" 2>&1 &
+			taskset -c "$LOAD_CPUS" bench/out/bin/loadgen -server 127.0.0.1:$port -queries "$QUERIES" -rate "$RATE" -duration 7s -json > "$dir/load.$v" 2>&1 &
 		elif [ "${LOADER:-loadgen}" = dnsperf ]; then
-			taskset -c "$LOAD_CPUS" dnsperf -s 127.0.0.1 -p $port -d bench/out/queries.txt -l 7 -c 8 -q 400 -S 0 > "$dir/load.$v" 2>&1 &
+			taskset -c "$LOAD_CPUS" dnsperf -s 127.0.0.1 -p $port -d "$QUERIES" -l 7 -c 8 -q 400 -S 0 > "$dir/load.$v" 2>&1 &
 		else
-			taskset -c "$LOAD_CPUS" bench/out/bin/loadgen -server 127.0.0.1:$port -queries bench/out/queries.txt -inflight 400 -batch 32 -sockets 8 -duration 7s -json > "$dir/load.$v" 2>&1 &
+			taskset -c "$LOAD_CPUS" bench/out/bin/loadgen -server 127.0.0.1:$port -queries "$QUERIES" -inflight 400 -batch 32 -sockets 8 -duration 7s -json > "$dir/load.$v" 2>&1 &
 		fi
 		load=$!
 		sleep 1.5
