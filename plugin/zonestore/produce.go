@@ -18,7 +18,7 @@ import (
 // block holds the master copy of, its files' and its directories' zones:
 // `generate_catalog NAME`, as Knot's catalog-role generate. A secondary
 // that follows it (Knot's catalog-role interpret, BIND's catalog-zones,
-// ontime's `catalog`) serves every zone of a directory of a million
+// ontime's `catalog`) serves every zone of a directory of 100,000
 // without a line of configuration each, and takes up a zone added or
 // drops one removed by the catalog's next version, which the transfer
 // plugin's NOTIFY announces and an IXFR carries.
@@ -38,10 +38,9 @@ type producer struct {
 	labels map[string]string // the member zones of the version published, and their nodes' labels; nil: none known
 }
 
-// Fixed parts of a produced catalog, as RFC 9432's examples have them.
-const (
-	catalogSOA = "%s 0 IN SOA invalid. invalid. %d 3600 600 2147483646 0"
-)
+// catalogSOA is a generated catalog's SOA record (its origin, its
+// serial), as RFC 9432's examples have it.
+const catalogSOA = "%s 0 IN SOA invalid. invalid. %d 3600 600 2147483646 0"
 
 // start publishes the catalog's first version, or its next where the
 // one held (carried over a Corefile reload) names other zones, and has
