@@ -13,7 +13,11 @@
 #   BASE=a1a9bbb ROUNDS=2 bash bench/notify.sh
 #
 # BASE=<commit> runs that commit's build too, the two alternated over
-# ROUNDS. Prints a line a run: NOTIFY acknowledged, counted current, SOA
+# ROUNDS. CHANGE=1 gives every zone a new serial on Knot first (its files
+# rewritten, `knotc zone-reload`, which sends the NOTIFYs): each zone is
+# then transferred, and the line counts the AXFRs and IXFRs published too,
+# and codel's drops. Each run's metrics are left in the run's directory
+# (metrics.BUILD.ROUND.txt). Prints a line a run: NOTIFY acknowledged, counted current, SOA
 # queries sent, and seconds from the NOTIFY until ontime's last one
 # (or until the last NOTIFY was counted, where it sent none).
 # Bounded: LOAD_TIMEOUT for each load, SETTLE_TIMEOUT for the NOTIFYs'
@@ -72,7 +76,7 @@ sum() {
 }
 printf ".:$port {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n    zonestore {\n        catalog catalog.invalid 127.0.0.1:$primary_port\n    }\n}\n" > "$out/Corefile"
 
-echo "build	notify	current	soa_queries	seconds"
+echo "build	notify	current	soa_queries	seconds	transfers	codel_drops"
 for r in $(seq "$ROUNDS"); do
 	order=$builds
 	[ $((r % 2)) = 0 ] && [ "$builds" = "old new" ] && order="new old"
@@ -87,17 +91,30 @@ for r in $(seq "$ROUNDS"); do
 		sleep 2
 		n0=$(sum coredns_zonestore_notifies_total 'result="') soa0=$(sum coredns_zonestore_transfers_total 'type="current"')
 		c0=$(sum coredns_zonestore_notifies_total 'result="current"')
+		x0=$(sum coredns_zonestore_transfers_total 'result="published"') d0=$(sum coredns_codel_drops_total 'reason="')
 		t0=$(now)
-		knotc -c "$out/primary.conf" zone-notify > /dev/null
-		tlast=$t0 soa=$soa0 n=$n0 still=0
+		if [ -n "${CHANGE:-}" ]; then # a new serial for every zone: Knot notifies each as it loads it
+			serial=$(($(awk '/^@ SOA/ { print $5; exit }' "$out/zones/db.z0.test") + 1)) # one more than the files hold now
+			find "$out/zones" -name 'db.*' -print0 | xargs -0 sed -i "s/^@ SOA ns1 hostmaster [0-9]* /@ SOA ns1 hostmaster $serial /"
+			knotc -c "$out/primary.conf" zone-reload > /dev/null
+		else
+			knotc -c "$out/primary.conf" zone-notify > /dev/null
+		fi
+		tlast=$t0 soa=$soa0 n=$n0 xl=$x0 still=0 want=$((ZONES + 1))
+		[ -n "${CHANGE:-}" ] && want=$ZONES
 		for _ in $(seq $((SETTLE_TIMEOUT * 5))); do
 			sleep 0.2
 			s=$(sum coredns_zonestore_transfers_total 'type="current"') m=$(sum coredns_zonestore_notifies_total 'result="')
-			if [ "$s" != "$soa" ] || [ "$m" != "$n" ]; then tlast=$(now) soa=$s n=$m still=0; else still=$((still + 1)); fi
-			[ $((n - n0)) -gt "$ZONES" ] && [ "$still" -ge 10 ] && break # every NOTIFY counted, then 2 s without a change
+			x=$(sum coredns_zonestore_transfers_total 'result="published"')
+			if [ "$s" != "$soa" ] || [ "$m" != "$n" ] || [ "$x" != "$xl" ]; then tlast=$(now) soa=$s n=$m xl=$x still=0; else still=$((still + 1)); fi
+			# every NOTIFY counted (the catalog's too, unless CHANGE left it
+			# as it was), then 2 s without a change
+			[ $((n - n0)) -ge "$want" ] && [ "$still" -ge 10 ] && break
 		done
 		c=$(sum coredns_zonestore_notifies_total 'result="current"')
-		printf '%s\t%d\t%d\t%d\t%.2f\n' "$b" $((n - n0)) $((c - c0)) $((soa - soa0)) "$(echo "$tlast - $t0" | bc)"
+		printf '%s\t%d\t%d\t%d\t%.2f\t%d\t%d\n' "$b" $((n - n0)) $((c - c0)) $((soa - soa0)) "$(echo "$tlast - $t0" | bc)" \
+			$((xl - x0)) $(($(sum coredns_codel_drops_total 'reason="') - d0))
+		curl -s "http://127.0.0.1:$((port + 1))/metrics" > "$out/metrics.$b.$r.txt" # codel's sojourn and the rest, for a look after
 		kill "$pid"; wait "$pid" 2>/dev/null || true; pid=
 	done
 done
