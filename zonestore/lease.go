@@ -3,6 +3,8 @@ package zonestore
 import (
 	"sync/atomic"
 	"time"
+
+	"github.com/miekg/dns"
 )
 
 // A Lease is when a secondary zone stops being served without a refresh:
@@ -48,4 +50,16 @@ func (z *Zone) ExpireIn(now time.Time) uint32 {
 		return 0
 	}
 	return uint32(min(left/time.Second, 1<<32-1))
+}
+
+// AsksExpire reports whether opt, a query's OPT record, holds an EXPIRE
+// option: its answers carry ExpireIn (zonestore's handler for a query,
+// fastpack's writer for each message of a transfer).
+func AsksExpire(opt *dns.OPT) bool {
+	for _, o := range opt.Option {
+		if o.Option() == dns.EDNS0EXPIRE {
+			return true
+		}
+	}
+	return false
 }

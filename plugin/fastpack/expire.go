@@ -3,6 +3,8 @@ package fastpack
 import (
 	"github.com/coredns/coredns/core/dnsserver"
 	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
 )
 
 // A zone transfer is packed by the stock transfer plugin (miekg/dns's
@@ -37,7 +39,7 @@ func (x *expirer) asked(r *dns.Msg) *expirer {
 	if t := r.Question[0].Qtype; t != dns.TypeAXFR && t != dns.TypeIXFR {
 		return nil
 	}
-	if o := r.IsEdns0(); o == nil || !asksExpire(o) {
+	if o := r.IsEdns0(); o == nil || !zonestore.AsksExpire(o) {
 		return nil
 	}
 	return x
@@ -64,7 +66,7 @@ func (w *Writer) transferExpire(m *dns.Msg) []dns.RR {
 		return m.Extra
 	}
 	o := m.IsEdns0()
-	if o != nil && asksExpire(o) {
+	if o != nil && zonestore.AsksExpire(o) {
 		return m.Extra
 	}
 	left, ok := w.expire.answerer.ExpireFor(w.req.Question[0].Name)
@@ -90,14 +92,4 @@ func (w *Writer) transferExpire(m *dns.Msg) []dns.RR {
 		return append(append(extra[:n-1:n-1], opt), extra[n-1])
 	}
 	return append(extra, opt)
-}
-
-// asksExpire reports whether o holds an EXPIRE option.
-func asksExpire(o *dns.OPT) bool {
-	for _, e := range o.Option {
-		if e.Option() == dns.EDNS0EXPIRE {
-			return true
-		}
-	}
-	return false
 }

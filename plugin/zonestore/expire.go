@@ -18,16 +18,6 @@ import (
 // COOKIE), so the seconds are those of the moment. The messages of a
 // transfer carry it too, added by fastpack's writer (ExpireFor).
 
-// expireAsked reports whether opt holds an EXPIRE option.
-func expireAsked(opt *dns.OPT) bool {
-	for _, o := range opt.Option {
-		if o.Option() == dns.EDNS0EXPIRE {
-			return true
-		}
-	}
-	return false
-}
-
 // withExpire returns extra with an OPT record of z's EXPIRE after it, in
 // an array of its own (extra's is the lookup's, kept for the next
 // answer). The writer below fills in the OPT record's size and flags from

@@ -230,7 +230,7 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	m.Authoritative = res.Authoritative
 	m.Rcode = res.Rcode
 	m.Answer, m.Ns, m.Extra = res.Answer, res.Ns, res.Extra
-	if opt != nil && expireAsked(opt) {
+	if opt != nil && zonestore.AsksExpire(opt) {
 		m.Extra = withExpire(m.Extra, z)
 	}
 	// An ALIAS is resolved each time by the alias plugin, whose writer
