@@ -18,6 +18,7 @@
 # at exit. Traffic stays on 127.0.0.1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ZONES=${ZONES:-100000}
 RESCAN=${RESCAN:-1m}
 CONSUMERS=${CONSUMERS:-ontime knot}
@@ -25,10 +26,7 @@ LOAD_TIMEOUT=${LOAD_TIMEOUT:-600}
 out=bench/out/generated-run
 mkdir -p "$out"
 go build -o coredns ./cmd/coredns
-if [ ! -s "$out/zones.knot.conf" ] || [ "$(grep -c 'domain:' "$out/zones.knot.conf")" != "$ZONES" ]; then
-	go run ./bench/genzones -zones "$ZONES" -dir "$out/zones" -knot "$out/zones.knot.conf" -queries "$out/queries.txt" -count 1000
-fi
-awk -v n="$ZONES" 'BEGIN { srand(3); for (i = 0; i < 200; i++) printf "www.z%d.test.\n", int(rand() * n); printf "www.z%d.test.\n", n - 1 }' > "$out/sample.txt"
+many_zones "$out" "$ZONES"
 pport=15610
 sport=15600
 pids=()
@@ -44,11 +42,6 @@ wait_for() { # what, test command...
 	done
 	echo "$what: not in ${LOAD_TIMEOUT}s" >&2
 	exit 1
-}
-loaded() {
-	local n
-	n=$(dig +time=1 +tries=1 +short @127.0.0.1 -p $sport -f "$out/sample.txt" A 2>/dev/null | grep -c '^10\.' || true)
-	[ "$n" -ge 201 ]
 }
 answers() { dig +time=1 +tries=1 +short @127.0.0.1 -p "$1" "$2" "$3" 2>/dev/null | grep -q .; }
 
@@ -79,7 +72,7 @@ for c in $CONSUMERS; do
 	esac
 	pid=$!
 	pids+=("$pid")
-	wait_for "$c to serve the sample" loaded
+	wait_for "$c to serve the sample" sample_served $sport "$out"
 	echo "$c: the $ZONES zones in $(since "$t") s"
 	kill "$pid"; wait "$pid" 2>/dev/null || true
 done

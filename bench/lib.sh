@@ -112,3 +112,37 @@ catalog_primary() {
 	  cat "$out/zones.knot.conf"
 	  printf "  - domain: catalog.invalid\n    file: $PWD/$out/primary/catalog.invalid.zone\n"; } > "$out/primary.conf"
 }
+
+# zone_sample OUT ZONES: OUT/sample.txt, 201 names of bench/genzones'
+# ZONES zones (200 at random, and the last zone's), each answering with an
+# address once its zone is served (sample_served).
+zone_sample() {
+	awk -v n="$2" 'BEGIN { srand(3); for (i = 0; i < 200; i++) printf "www.z%d.test.\n", int(rand() * n); printf "www.z%d.test.\n", n - 1 }' > "$1/sample.txt"
+}
+
+# many_zones OUT ZONES: bench/genzones' ZONES zones in OUT/zones, with
+# their Knot zone list OUT/zones.knot.conf, written again only where OUT
+# holds another count of them; and their zone_sample.
+many_zones() {
+	if [ ! -s "$1/zones.knot.conf" ] || [ "$(grep -c 'domain:' "$1/zones.knot.conf")" != "$2" ]; then
+		go run ./bench/genzones -zones "$2" -dir "$1/zones" -knot "$1/zones.knot.conf" -queries "$1/queries.txt" -count 1000
+	fi
+	zone_sample "$1" "$2"
+}
+
+# sample_served PORT OUT: whether the server on 127.0.0.1:PORT answers
+# every name of OUT/sample.txt with an address.
+sample_served() {
+	local n
+	n=$(dig +time=1 +tries=1 +short @127.0.0.1 -p "$1" -f "$2/sample.txt" A 2>/dev/null | grep -c '^10\.' || true)
+	[ "$n" -ge 201 ]
+}
+
+# last_zone_served PORT OUT: whether the server on 127.0.0.1:PORT answers
+# the SOA of the last zone of OUT/zones.knot.conf (a primary that loads
+# them in order has them all).
+last_zone_served() {
+	local last
+	last=$(awk '/domain:/ { d = $3 } END { print d }' "$2/zones.knot.conf")
+	[ "$(dig +time=1 +tries=1 +short @127.0.0.1 -p "$1" "$last" SOA 2>/dev/null)" != "" ]
+}

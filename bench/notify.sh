@@ -41,10 +41,7 @@ if [ -n "${BASE:-}" ]; then
 	git worktree remove -f "$out/base-src"
 	builds="old new"
 fi
-if [ ! -s "$out/zones.knot.conf" ] || [ "$(grep -c 'domain:' "$out/zones.knot.conf")" != "$ZONES" ]; then
-	go run ./bench/genzones -zones "$ZONES" -dir "$out/zones" -knot "$out/zones.knot.conf" -queries "$out/queries.txt" -count 1000
-fi
-awk -v n="$ZONES" 'BEGIN { srand(3); for (i = 0; i < 200; i++) printf "www.z%d.test.\n", int(rand() * n); printf "www.z%d.test.\n", n - 1 }' > "$out/sample.txt"
+many_zones "$out" "$ZONES"
 
 port=15500
 primary_port=$((port + 10))
@@ -57,18 +54,12 @@ now() { date +%s.%N; }
 catalog_primary "$out" $primary_port $port
 taskset -c 1 knotd -c "$out/primary.conf" > "$out/primary.log" 2>&1 &
 primary_pid=$!
-last=$(awk '/domain:/ { d = $3 } END { print d }' "$out/zones.knot.conf")
 for i in $(seq $((LOAD_TIMEOUT * 5))); do
-	[ "$(dig +time=1 +tries=1 +short @127.0.0.1 -p $primary_port "$last" SOA 2>/dev/null)" != "" ] && break
+	last_zone_served $primary_port "$out" && break
 	[ "$i" = $((LOAD_TIMEOUT * 5)) ] && { echo "the primary did not load in ${LOAD_TIMEOUT}s" >&2; exit 1; }
 	sleep 0.2
 done
 
-loaded() {
-	local n
-	n=$(dig +time=1 +tries=1 +short @127.0.0.1 -p $port -f "$out/sample.txt" A 2>/dev/null | grep -c '^10\.' || true)
-	[ "$n" -ge 201 ]
-}
 # sum METRIC LABEL=VALUE: the sum of a family's series with that label.
 sum() {
 	curl -s "http://127.0.0.1:$((port + 1))/metrics" | awk -v f="$1" -v l="$2" \
@@ -84,7 +75,7 @@ for r in $(seq "$ROUNDS"); do
 		GOMAXPROCS=1 taskset -c 0 "$out/coredns-$b" -conf "$out/Corefile" -quiet > "$out/$b.log" 2>&1 &
 		pid=$!
 		for i in $(seq $((LOAD_TIMEOUT * 5))); do
-			loaded && break
+			sample_served $port "$out" && break
 			[ "$i" = $((LOAD_TIMEOUT * 5)) ] && { echo "$b did not load in ${LOAD_TIMEOUT}s" >&2; exit 1; }
 			sleep 0.2
 		done

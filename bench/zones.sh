@@ -47,7 +47,7 @@ if [ -z "${KEEP_ZONES:-}" ] || [ ! -d "$out/zones" ]; then
 	go run ./bench/genzones -zones "$ZONES" -dir "$out/zones" -knot "$out/zones.knot.conf" -queries "$out/queries.txt"
 fi
 records=$((ZONES * 10))
-awk -v n="$ZONES" 'BEGIN { srand(3); for (i = 0; i < 200; i++) printf "www.z%d.test.\n", int(rand() * n); printf "www.z%d.test.\n", n - 1 }' > "$out/sample.txt"
+zone_sample "$out" "$ZONES"
 
 port=15400
 primary_port=$((port + 10))
@@ -57,15 +57,11 @@ trap '[ -n "$pid" ] && kill $pid 2>/dev/null; [ -n "$primary_pid" ] && kill $pri
 user=; [ "$(id -u)" = 0 ] && user="    user: root:root"
 rss() { awk '/VmRSS/ { print $2 }' "/proc/$1/status"; } # KiB
 now() { date +%s.%N; }
-# loaded: every name of the sample answers with an address.
-loaded() {
-	local n
-	n=$(dig +time=1 +tries=1 +short @127.0.0.1 -p $port -f "$out/sample.txt" A 2>/dev/null | grep -c '^10\.' || true)
-	[ "$n" -ge 201 ]
-}
+# wait_loaded: the seconds until every name of the sample answers with an
+# address (sample_served).
 wait_loaded() { # start-time -> seconds
 	for _ in $(seq $((LOAD_TIMEOUT * 5))); do
-		if loaded; then echo "$(now) - $1" | bc; return 0; fi
+		if sample_served $port "$out"; then echo "$(now) - $1" | bc; return 0; fi
 		sleep 0.2
 	done
 	echo "did not load in ${LOAD_TIMEOUT}s" >&2; exit 1
@@ -116,9 +112,8 @@ start_primary() {
 	catalog_primary "$out" $primary_port
 	taskset -c 1 knotd -c "$out/primary.conf" > "$out/primary.log" 2>&1 &
 	primary_pid=$!
-	last=$(awk '/domain:/ { d = $3 } END { print d }' "$out/zones.knot.conf")
 	for _ in $(seq $((LOAD_TIMEOUT * 5))); do
-		[ "$(dig +time=1 +tries=1 +short @127.0.0.1 -p $primary_port "$last" SOA 2>/dev/null)" != "" ] && return
+		last_zone_served $primary_port "$out" && return
 		sleep 0.2
 	done
 	echo "the primary did not load in ${LOAD_TIMEOUT}s" >&2; exit 1
