@@ -183,6 +183,7 @@ func TestHeadersAsKnot(t *testing.T) {
 		{name: "opcode 15 with EDNS", pkt: headerQuery(t, "example.org.", dns.TypeA, in, opcode(15), edns(false)),
 			why: stockOpcode, plain: "rcode 4 opcode 15 [qr] qd 0 an 0 ns 0 ar 0"},
 		{name: "NOTIFY for a zone of its own", pkt: headerQuery(t, "example.org.", dns.TypeSOA, in, opcode(dns.OpcodeNotify), func(m *dns.Msg) { m.Authoritative = true })},
+		{name: "NOTIFY for a zone it does not serve", pkt: headerQuery(t, "example.com.", dns.TypeSOA, in, opcode(dns.OpcodeNotify), func(m *dns.Msg) { m.Authoritative = true })},
 		{name: "UPDATE", pkt: headerQuery(t, "example.org.", dns.TypeSOA, in, opcode(dns.OpcodeUpdate)),
 			why:   "ontime takes no dynamic updates: NOTIMP, RFC 2136 section 2.2's answer for an opcode a server does not implement; Knot, which does, answers NOTAUTH where no ACL allows it. " + stockOpcode,
 			ours:  "rcode 4 opcode 5 [qr] qd 1 an 0 ns 0 ar 0 q example.org. 6 1",

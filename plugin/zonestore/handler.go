@@ -151,6 +151,12 @@ func (h *Handler) ServeDNS(ctx context.Context, w dns.ResponseWriter, r *dns.Msg
 	if z == nil {
 		// Not ours (or not loaded yet): as stock file, the next plugin may know it.
 		if h.Next == nil {
+			if r.Opcode == dns.OpcodeNotify {
+				// NOTAUTH, as Knot DNS and BIND answer a NOTIFY for a
+				// zone they do not serve: a catalog's member not read
+				// yet, say, whose primary notifies it as it starts.
+				return h.reply(w, r, dns.RcodeNotAuth)
+			}
 			return h.reply(w, r, dns.RcodeRefused)
 		}
 		return chain.Next(h.Name(), h.Next, ctx, w, r)
