@@ -137,6 +137,10 @@ func (s *Store) Origins() []string {
 	return out
 }
 
+// Generation is the generation of the last version published in the
+// store, of any zone: it moves with every version published.
+func (s *Store) Generation() uint64 { return s.gen.Load() }
+
 // Get returns the current version of the zone with this origin, or nil.
 // The origin's key is made on the stack and only compared, so a Get
 // allocates nothing: a look at each of a catalog's 100,000 members (a

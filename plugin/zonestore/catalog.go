@@ -206,7 +206,7 @@ func (h *Handler) applyCatalog(catalog string, z *zonestore.Zone, settings *seco
 		}
 	}
 	h.store.Reserve(coming)
-	bulkTransfers(zones)
+	bulkTransfers(zones, h.store.Generation)
 	h.secs.put(in)
 	logMembers(catalog, "added", added)
 	logMembers(catalog, "removed", gone)
@@ -326,10 +326,10 @@ func logMembers(catalog, what string, origins []string) {
 // (internal/gcpace) would fill with it first. A secondary of 10,000 small
 // zones was 427 MB resident, 3.6 kB a record, where the same zones read
 // from files took 0.4 kB (bench/zones.sh). The pace is given back once
-// every member is transferred, or none was for bulkStall, and the
-// garbage left is given back to the system then, as after a directory's
-// bulk load.
-func bulkTransfers(zones []*secondary.Zone) {
+// every member is transferred, or no version was published (generation,
+// the store's) for bulkStall, and the garbage left is given back to the
+// system then, as after a directory's bulk load.
+func bulkTransfers(zones []*secondary.Zone, generation func() uint64) {
 	if len(zones) < bulkLoad {
 		return
 	}
@@ -339,23 +339,47 @@ func bulkTransfers(zones []*secondary.Zone) {
 		defer release()
 		defer debug.SetGCPercent(old)
 		defer debug.FreeOSMemory()
-		// Each look drops the zones it finds loaded, so that the looks
-		// cost less as the transfers go: looking at 100,000 zones every
-		// 100 ms took 28% of the CPU that transferred them.
+		// A look at every member each turn cost a turn in proportion to
+		// the catalog, and the turns in proportion to it too: among
+		// 1,000,000 members it took 27% of the CPU that transferred them
+		// (a profile, bench/README.md 2026-12-07). A turn now looks at
+		// bulkLook members at most, dropping those loaded, and the
+		// transfers' progress is the store's generation.
+		last, next := generation(), 0
 		for since := time.Now(); len(zones) > 0 && time.Since(since) < bulkStall; {
 			time.Sleep(500 * time.Millisecond)
-			left := zones[:0]
-			for _, z := range zones {
-				if !z.Loaded() {
-					left = append(left, z)
-				}
+			if g := generation(); g != last {
+				last, since = g, time.Now()
 			}
-			if len(left) < len(zones) {
-				since = time.Now()
-			}
-			zones = left
+			zones, next = dropLoaded(zones, next, bulkLook)
 		}
 	}()
+}
+
+// bulkLook bounds the members bulkTransfers looks at a turn: 20,000 looks
+// at the store, about 10 ms among a million zones, every 500 ms.
+const bulkLook = 20000
+
+// dropLoaded looks at up to n of zones, from the i-th on and round to the
+// first, drops those loaded (the last one moved into a dropped one's
+// place), and returns the zones left and where the next look begins.
+func dropLoaded(zones []*secondary.Zone, i, n int) ([]*secondary.Zone, int) {
+	for range n {
+		if len(zones) == 0 {
+			break
+		}
+		if i >= len(zones) {
+			i = 0
+		}
+		if zones[i].Loaded() {
+			last := len(zones) - 1
+			zones[i], zones[last] = zones[last], nil
+			zones = zones[:last]
+			continue // the zone moved into i is looked at next
+		}
+		i++
+	}
+	return zones, i
 }
 
 // bulkStall is how long bulk transfers may go without one finishing
