@@ -43,15 +43,12 @@ wait_for() { # what, test command...
 	echo "$what: not in ${LOAD_TIMEOUT}s" >&2
 	exit 1
 }
-# answers PORT NAME TYPE: an answer, not dig's report of an error, which
-# +short writes to the same output (";; communications error ...").
-answers() { dig +time=1 +tries=1 +short @127.0.0.1 -p "$1" "$2" "$3" 2>/dev/null | grep -v '^;' | grep -q .; }
 
 printf ".:$pport {\n    bind 127.0.0.1\n    transfer {\n        to * 127.0.0.1:$sport\n    }\n    zonestore {\n        directory $PWD/$out/zones\n        reload $RESCAN\n        generate_catalog catalog.invalid\n    }\n}\n" > "$out/Corefile.primary"
 t=$(now)
 taskset -c 1 ./coredns -conf "$out/Corefile.primary" > "$out/primary.log" 2>&1 &
 pids+=($!)
-wait_for "the primary's catalog" answers $pport catalog.invalid SOA
+wait_for "the primary's catalog" answered $pport catalog.invalid SOA
 echo "primary: $ZONES zones and their catalog in $(since "$t") s"
 
 printf ".:$sport {\n    bind 127.0.0.1\n    prometheus 127.0.0.1:$((sport + 1))\n    codel\n    fastpack\n    zonestore {\n        catalog catalog.invalid 127.0.0.1:$pport\n    }\n}\n" > "$out/Corefile.ontime"

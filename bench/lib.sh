@@ -138,17 +138,25 @@ sample_served() {
 	[ "$n" -ge 201 ]
 }
 
+# answered PORT DIG_ARGS...: whether the server on 127.0.0.1:PORT answers
+# the question in DIG_ARGS with a record. dig +short writes its report of
+# an error (";; communications error ...") to the same output as the
+# records: a check that read any output as an answer passed where the
+# server did not answer at all.
+answered() {
+	local port=$1
+	shift
+	dig +time=1 +tries=1 +short @127.0.0.1 -p "$port" "$@" 2>/dev/null | grep -v '^;' | grep -q .
+}
+
 # last_zone_served PORT OUT: whether the server on 127.0.0.1:PORT answers
 # the SOA of the last zone of OUT/zones.knot.conf over TCP. Knot 3.2 takes
 # no TCP connection until it has loaded every zone: with 1,000,000 zones,
 # 5.5 minutes after it started, when its memory stopped growing
 # (2026-12-07 22:31). Until then this asked over UDP, and took dig's
-# report of an error (";; communications error", written by +short to the
-# same output) for an answer: a primary not yet listening, or too busy
-# loading to answer within 1 s, passed, and a secondary started then
-# counted the primary's load in its own load time.
+# report of an error for an answer (answered): a primary not yet
+# listening, or too busy loading to answer within 1 s, passed, and a
+# secondary started then counted the primary's load in its own load time.
 last_zone_served() {
-	local last
-	last=$(awk '/domain:/ { d = $3 } END { print d }' "$2/zones.knot.conf")
-	[ "$(dig +tcp +time=1 +tries=1 +short @127.0.0.1 -p "$1" "$last" SOA 2>/dev/null | grep -v '^;')" != "" ]
+	answered "$1" +tcp "$(awk '/domain:/ { d = $3 } END { print d }' "$2/zones.knot.conf")" SOA
 }
