@@ -18,8 +18,11 @@
 # take the zones by transfer instead: a Knot on CPU 1 serves them all and
 # a catalog zone (RFC 9432) that names them, and ontime (the issue's
 # chain, `catalog`, its `transfers` workers) or Knot (`catalog-role:
-# interpret`, one background worker) follows the catalog; "load" is then
-# the time until every zone of the sample is transferred. "saved" is
+# interpret`, one background worker; "knot-pool" keeps up to 10
+# connections open for later transfers, `remote-pool-limit: 10`, where
+# "knot-secondary" has Knot's default, a connection a transfer) follows
+# the catalog; "load" is then the time until every zone of the sample is
+# transferred. "saved" is
 # "secondary" with `storage` (a fresh directory: a copy of each zone
 # written as it is transferred), and "restart", after it, the same server
 # started again with its primary stopped: "load" is then the time until
@@ -39,7 +42,10 @@ SECS=${SECONDS_PER_RUN:-10}
 LOAD_TIMEOUT=${LOAD_TIMEOUT:-1200}
 out=bench/out/zones-run
 mkdir -p "$out"
-go build -o coredns ./cmd/coredns
+# BIN=path runs that ontime binary (an A/B of two builds) instead of
+# building the working tree's.
+bin=${BIN:-./coredns}
+[ -n "${BIN:-}" ] || go build -o coredns ./cmd/coredns
 go build -o "$out/loadgen" ./bench/loadgen
 SERVERS=${SERVERS:-ontime full lookup knot}
 if [ -z "${KEEP_ZONES:-}" ] || [ ! -d "$out/zones" ]; then
@@ -94,12 +100,12 @@ measure() { # name
 ontime_server() {
 mkdir -p "$out/empty"
 printf ".:$port {\n    bind 127.0.0.1\n$2    zonestore {\n        directory $PWD/$out/empty\n        reload 0\n${3:-}    }\n}\n" > "$out/Corefile.empty"
-GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile.empty" -quiet > "$out/$1-empty.log" 2>&1 &
+GOMAXPROCS=1 taskset -c 0 "$bin" -conf "$out/Corefile.empty" -quiet > "$out/$1-empty.log" 2>&1 &
 pid=$!; sleep 2; empty=$(rss $pid); kill $pid; wait $pid 2>/dev/null || true; pid=
 source="${4:-        directory $PWD/$out/zones\n        reload 0\n}"
 printf ".:$port {\n    bind 127.0.0.1\n$2    zonestore {\n$source${3:-}    }\n}\n" > "$out/Corefile"
 start=$(now)
-GOMAXPROCS=1 taskset -c 0 ./coredns -conf "$out/Corefile" -quiet > "$out/$1.log" 2>&1 &
+GOMAXPROCS=1 taskset -c 0 "$bin" -conf "$out/Corefile" -quiet > "$out/$1.log" 2>&1 &
 pid=$!
 measure "$1"
 }
@@ -157,14 +163,17 @@ run_restart() {
 	[ -n "$primary_pid" ] && { kill "$primary_pid"; wait "$primary_pid" 2>/dev/null || true; primary_pid=; }
 	ontime_server restart "    prometheus 127.0.0.1:$((port + 1))\n    codel\n    fastpack\n" "" "        catalog catalog.invalid 127.0.0.1:$primary_port\n        storage $PWD/$out/storage\n"
 }
-# knot_secondary name sync keep: Knot following the catalog, its zone files
-# written at once (sync 0) or never (-1); keep: its storage directory
-# kept from the run before (a restart), the primary stopped.
+# knot_secondary name sync keep [pool]: Knot following the catalog, its
+# zone files written at once (sync 0) or never (-1); keep: its storage
+# directory kept from the run before (a restart), the primary stopped;
+# pool: its remote-pool-limit, the outgoing TCP connections it keeps open
+# for later transfers (0, its default: a connection a transfer).
 knot_secondary() {
 [ -n "$3" ] || start_primary
 sync=$2
+pool=${4:-0}
 base() {
-	printf "server:\n    listen: 127.0.0.1@$port\n    rundir: $PWD/$out/knot\n    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n$user\n"
+	printf "server:\n    listen: 127.0.0.1@$port\n    rundir: $PWD/$out/knot\n    udp-workers: 1\n    tcp-workers: 1\n    background-workers: 1\n    remote-pool-limit: $pool\n$user\n"
 	printf "log:\n  - target: stderr\n    any: warning\n"
 	printf "database:\n    storage: $PWD/$out/knot\n"
 	printf "remote:\n  - id: primary\n    address: 127.0.0.1@$primary_port\n"
@@ -182,6 +191,7 @@ pid=$!
 measure "$1"
 }
 run_knot-secondary() { knot_secondary knot-secondary -1 ""; }
+run_knot-pool() { knot_secondary knot-pool -1 "" 10; }
 run_knot-saved() { knot_secondary knot-saved 0 ""; }
 run_knot-restart() {
 	[ -d "$out/knot" ] || { echo "knot-restart runs after knot-saved" >&2; exit 1; }

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -262,5 +263,46 @@ func TestReadyDespiteARefusedMember(t *testing.T) {
 	time.Sleep(3 * time.Second) // a refresh tried and failed, and retried
 	if got := readiness(otherReady); got != http.StatusServiceUnavailable {
 		t.Errorf("a secondary zone whose primary does not answer: ready answered %d, want 503", got)
+	}
+}
+
+// TestCatalogMembersShareConnectionsFromKnot: a signed catalog's members,
+// transferred from Knot, go over few TCP connections, each reused for
+// transfer after transfer (RFC 7766 section 6.2.1), not one connection a
+// member: Knot's own log names the connection (its remote port) of every
+// transfer it sends. Every member is served whole.
+func TestCatalogMembersShareConnectionsFromKnot(t *testing.T) {
+	secret := "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3RzIG9mIG9udGltZQ=="
+	port := freeport.Get(t)
+	const n = 200
+	members := make([]string, n)
+	zones := []primaryZone{{origin: "catalog.invalid"}}
+	for i := range members {
+		members[i] = fmt.Sprintf("m%03d.test", i)
+		zones = append(zones, primaryZone{origin: members[i], text: zoneText(members[i], 1, fmt.Sprintf("www A 192.0.2.%d", i+1))})
+	}
+	zones[0].text = catalogZone(1, members...)
+	knot := startKnotPrimaries(t, zones, nil, secret, "whole")
+
+	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    zonestore {\n        catalog catalog.invalid %s\n        tsig xfr. %s hmac-sha256\n        transfers 10\n    }\n}\n", port, knot.addr, secret), port)
+	eventually(t, "every member served", func() bool {
+		for i, m := range members {
+			if answerA(t, s.addr, "www."+m+".") != fmt.Sprintf("192.0.2.%d", i+1) {
+				return false
+			}
+		}
+		return true
+	})
+	// [m001.test.] AXFR, outgoing, remote 127.0.0.1@PORT, started, serial 1
+	started := regexp.MustCompile(`AXFR, outgoing, remote 127\.0\.0\.1@(\d+), started`).FindAllStringSubmatch(knot.log.String(), -1)
+	conns := map[string]bool{}
+	for _, m := range started {
+		conns[m[1]] = true
+	}
+	// The ten workers' connections, and a few more where one was taken
+	// as another transfer ended: nowhere near one a member.
+	t.Logf("%d transfers over %d connections", len(started), len(conns))
+	if len(started) != n+1 || len(conns) > 30 {
+		t.Errorf("%d transfers (want %d) over %d connections", len(started), n+1, len(conns))
 	}
 }

@@ -548,20 +548,59 @@ func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, expireOption, err
 	return rrs, expire, err
 }
 
-// transferOnce runs the transfer m asks for, as it is.
+// transferOnce runs the transfer m asks for, as it is: over an idle
+// connection to primary where one waits (idleconns.go), else over a new
+// one. Where the idle one brings no answer, not even a refusal, the
+// transfer runs again over a new connection: the primary may have closed
+// it as it was taken. Where it failed otherwise than closed, later
+// transfers from that primary open their own connections; and where no
+// answer came in the timeout, the transfer is not run again: the worker
+// waits a timeout once, as over a new connection.
 func (s *Zone) transferOnce(primary string, m *dns.Msg) ([]dns.RR, expireOption, error) {
-	x, err := dialTransfer(primary, m, s.cfg.TSIG, s.cfg.Timeout)
+	if conn := idle.take(primary); conn != nil {
+		rrs, expire, answered, err := s.transferOver(conn, primary, m)
+		if err == nil || answered {
+			return rrs, expire, err
+		}
+		if !closedByPeer(err) {
+			if idle.freshOnly(primary) {
+				s.cfg.Logf("A transfer of %q from %s failed over a connection used before (%v): each transfer from it opens a new connection", s.origin, primary, err)
+			}
+			if timedOut(err) {
+				return nil, expire, err
+			}
+		}
+	}
+	conn, err := dns.DialTimeout("tcp", primary, s.cfg.Timeout)
 	if err != nil {
 		return nil, expireOption{}, err
 	}
-	defer x.close()
+	rrs, expire, _, err := s.transferOver(conn, primary, m)
+	return rrs, expire, err
+}
+
+// transferOver runs the transfer m asks for over conn, and keeps conn for
+// the next where it ended cleanly; answered reports whether a message of
+// the transfer came, signed where it is to be.
+func (s *Zone) transferOver(conn *dns.Conn, primary string, m *dns.Msg) (rrs []dns.RR, expire expireOption, answered bool, err error) {
+	x, err := startTransfer(conn, m, s.cfg.TSIG, s.cfg.Timeout)
+	if err != nil {
+		return nil, expireOption{}, false, err
+	}
+	clean := false
+	defer func() {
+		if clean {
+			x.keep(primary)
+		} else {
+			x.close()
+		}
+	}()
 	var end time.Time
 	if d := s.cfg.Limits.TransferTime; d > 0 {
 		end = time.Now().Add(d)
 	}
 	// A whole zone of MaxRecords records comes with its SOA twice.
 	limit := s.cfg.Limits.MaxRecords + 1
-	var rrs []dns.RR
 	for {
 		wait := time.Now().Add(s.cfg.Timeout)
 		if !end.IsZero() && end.Before(wait) {
@@ -569,24 +608,26 @@ func (s *Zone) transferOnce(primary string, m *dns.Msg) ([]dns.RR, expireOption,
 		}
 		x.conn.SetReadDeadline(wait)
 		page, last, err := x.next()
+		answered = x.msgs > 0
 		switch {
 		case err != nil && !end.IsZero() && !time.Now().Before(end):
-			return nil, x.expire, fmt.Errorf("%w: longer than max_transfer_time %s", errTooSlow, s.cfg.Limits.TransferTime)
+			return nil, x.expire, answered, fmt.Errorf("%w: longer than max_transfer_time %s", errTooSlow, s.cfg.Limits.TransferTime)
 		case err != nil:
-			return nil, x.expire, err
+			return nil, x.expire, answered, err
 		}
 		rrs = append(rrs, page...)
 		if limit > 1 && len(rrs) > limit {
-			return nil, x.expire, fmt.Errorf("%w: more than max_records %d", errTooLarge, s.cfg.Limits.MaxRecords)
+			return nil, x.expire, answered, fmt.Errorf("%w: more than max_records %d", errTooLarge, s.cfg.Limits.MaxRecords)
 		}
 		if last {
 			break
 		}
 	}
+	clean = true
 	if len(rrs) == 0 {
-		return nil, x.expire, errors.New("empty transfer")
+		return nil, x.expire, answered, errors.New("empty transfer")
 	}
-	return rrs, x.expire, expiredRemote(x.expire)
+	return rrs, x.expire, answered, expiredRemote(x.expire)
 }
 
 // sized checks z against Limits.MaxRecords.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"time"
 
@@ -48,13 +49,9 @@ type xfrIn struct {
 	expire expireOption // the EXPIRE of the last message that had one (expire.go)
 }
 
-// dialTransfer connects to primary over TCP and sends q (an AXFR or IXFR
-// question), signed with key if there is one.
-func dialTransfer(primary string, q *dns.Msg, key *TSIG, timeout time.Duration) (*xfrIn, error) {
-	conn, err := dns.DialTimeout("tcp", primary, timeout)
-	if err != nil {
-		return nil, err
-	}
+// startTransfer sends q (an AXFR or IXFR question) over conn, signed with
+// key if there is one.
+func startTransfer(conn *dns.Conn, q *dns.Msg, key *TSIG, timeout time.Duration) (*xfrIn, error) {
 	x := &xfrIn{conn: conn, buf: buffers.Get().(*[]byte), q: q, key: key}
 	wire, err := x.sign(q)
 	if err == nil {
@@ -77,6 +74,8 @@ func (x *xfrIn) sign(q *dns.Msg) ([]byte, error) {
 	if x.key == nil {
 		return q.Pack()
 	}
+	// A transfer run again (over a new connection) is signed afresh.
+	q.Extra = slices.DeleteFunc(q.Extra, func(rr dns.RR) bool { return rr.Header().Rrtype == dns.TypeTSIG })
 	x.key.stamp(q)
 	wire, mac, err := dns.TsigGenerate(q, x.key.Secret, "", false)
 	x.mac = mac
@@ -85,6 +84,13 @@ func (x *xfrIn) sign(q *dns.Msg) ([]byte, error) {
 
 func (x *xfrIn) close() {
 	x.conn.Close()
+	buffers.Put(x.buf)
+}
+
+// keep gives the connection, at the clean end of the transfer, to idle
+// for the next transfer from primary.
+func (x *xfrIn) keep(primary string) {
+	idle.put(primary, x.conn)
 	buffers.Put(x.buf)
 }
 
@@ -106,6 +112,7 @@ func (x *xfrIn) next() ([]dns.RR, bool, error) {
 	if x.key != nil {
 		sig := m.IsTsig()
 		if sig == nil && m.Rcode != dns.RcodeSuccess { // a refusal of the query's key is not signed (RFC 8945 section 5.3.2)
+			x.msgs++ // an answer all the same
 			return nil, false, fmt.Errorf("the primary answered %w, unsigned", rcodeError{m.Rcode})
 		}
 		// After the first message, a signature covers the timers alone

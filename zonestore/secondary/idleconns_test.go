@@ -1,0 +1,259 @@
+package secondary
+
+import (
+	"fmt"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/miekg/dns"
+
+	"github.com/ontimedns/ontime/zonestore"
+)
+
+// countingListener counts the TCP connections a primary accepts.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
+// keepingPrimary is a primary that serves each zone of zones (by origin,
+// its records: an AXFR answer, in one message) and keeps each connection
+// open after a transfer, as Knot, BIND and miekg/dns's server do; with
+// secret, it needs the key xfr. and signs with it. Its SOA answers come
+// over UDP. With wrongAfterFirst, it signs the answers of a connection's
+// later transfers over their timers alone, as if they went on from its
+// first: a primary that keeps a transfer's state on its connection.
+func keepingPrimary(t *testing.T, secret string, wrongAfterFirst bool, zones map[string][]dns.RR) (string, *countingListener) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := &countingListener{Listener: l}
+	pc, err := net.ListenPacket("udp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var keys map[string]string
+	if secret != "" {
+		keys = map[string]string{"xfr.": secret}
+	}
+	var mu sync.Mutex
+	transfers := map[string]int{} // by connection
+	h := dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(r)
+		if secret != "" && (r.IsTsig() == nil || w.TsigStatus() != nil) {
+			m.Rcode = dns.RcodeNotAuth
+			w.WriteMsg(m)
+			return
+		}
+		z, ok := zones[r.Question[0].Name]
+		switch {
+		case !ok:
+			m.Rcode = dns.RcodeNotAuth
+		case r.Question[0].Qtype == dns.TypeSOA:
+			m.Answer = z[:1]
+		default:
+			m.Answer = z
+		}
+		if secret != "" {
+			m.SetTsig("xfr.", dns.HmacSHA256, 300, time.Now().Unix())
+		}
+		if r.Question[0].Qtype != dns.TypeSOA {
+			mu.Lock()
+			transfers[w.RemoteAddr().String()]++
+			later := transfers[w.RemoteAddr().String()] > 1
+			mu.Unlock()
+			w.TsigTimersOnly(wrongAfterFirst && later)
+		}
+		w.WriteMsg(m)
+	})
+	udp := &dns.Server{PacketConn: pc, Handler: h, TsigSecret: keys}
+	tcp := &dns.Server{Listener: counted, Handler: h, TsigSecret: keys}
+	go udp.ActivateAndServe()
+	go tcp.ActivateAndServe()
+	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
+	return l.Addr().String(), counted
+}
+
+// freshIdle gives the test a pool of idle connections of its own, and
+// closes what it leaves.
+func freshIdle(t *testing.T) {
+	idle = idleConns{by: map[string][]*idleConn{}, fresh: map[string]bool{}}
+	t.Cleanup(func() {
+		for primary := range idle.by {
+			for conn := idle.take(primary); conn != nil; conn = idle.take(primary) {
+				conn.Close()
+			}
+		}
+	})
+}
+
+func manyZones(t *testing.T, n int) (map[string][]dns.RR, []string) {
+	zones := map[string][]dns.RR{}
+	var origins []string
+	for i := range n {
+		origin := fmt.Sprintf("z%d.test.", i)
+		soa := fmt.Sprintf("%s 300 SOA ns1.%s hostmaster.%s 1 3600 600 86400 300", origin, origin, origin)
+		zones[origin] = rrs(t, soa, origin+" 300 NS ns1.example.net.", fmt.Sprintf("www.%s 300 A 192.0.2.%d", origin, i+1), soa)
+		origins = append(origins, origin)
+	}
+	return zones, origins
+}
+
+// TestTransfersReuseAConnection: zones transferred one after another from
+// a primary that keeps its connections open go over one connection, and
+// each is published whole; so does a signed transfer of each from a
+// primary that signs each transfer afresh (Knot, BIND).
+func TestTransfersReuseAConnection(t *testing.T) {
+	zones, origins := manyZones(t, 20)
+	for _, secret := range []string{"", "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3Rz"} {
+		freshIdle(t)
+		addr, primary := keepingPrimary(t, secret, false, zones)
+		store := zonestore.NewStore()
+		for i, origin := range origins {
+			cfg := Config{Origin: origin, Primaries: []string{addr}, Store: store}
+			if secret != "" {
+				cfg.TSIG = &TSIG{Name: "xfr.", Algorithm: dns.HmacSHA256, Secret: secret}
+			}
+			if err := New(cfg).Refresh(); err != nil {
+				t.Fatalf("key %q, %s: %v", secret, origin, err)
+			}
+			if got, want := answer(store, "www."+origin), fmt.Sprintf("192.0.2.%d", i+1); got != want {
+				t.Fatalf("key %q, www.%s: %s, want %s", secret, origin, got, want)
+			}
+		}
+		if n := primary.accepted.Load(); n != 1 {
+			t.Errorf("key %q: %d transfers over %d connections, want 1", secret, len(origins), n)
+		}
+	}
+}
+
+// TestTransfersFromAPrimaryThatKeepsNoConnection: a primary that closes
+// its connection after each transfer (the test primary of the other
+// tests) has each transfer run again over a new connection when the idle
+// one turns out closed, and is still asked over idle connections after:
+// a closed one is no fault of the primary's.
+func TestTransfersFromAPrimaryThatKeepsNoConnection(t *testing.T) {
+	freshIdle(t)
+	p := startPrimary(t)
+	store := zonestore.NewStore()
+	sec := New(Config{Origin: "example.test.", Primaries: []string{p.addr}, Store: store})
+	for serial := 1; serial <= 3; serial++ {
+		p.set(uint32(serial), zoneV(t, itoa(uint32(serial)), fmt.Sprintf("www.example.test. 300 A 192.0.2.%d", serial)), nil)
+		if err := sec.Refresh(); err != nil {
+			t.Fatalf("version %d: %v", serial, err)
+		}
+		if got, want := answer(store, "www.example.test."), fmt.Sprintf("192.0.2.%d", serial); got != want {
+			t.Fatalf("version %d: www %s", serial, got)
+		}
+		time.Sleep(50 * time.Millisecond) // the primary's close reaches the idle connection
+	}
+	idle.mu.Lock()
+	fresh := idle.fresh[p.addr]
+	idle.mu.Unlock()
+	if fresh {
+		t.Error("a primary that closes its connections is asked over new ones alone")
+	}
+}
+
+// TestAPrimaryThatFailsOverAReusedConnection: a primary whose second
+// signed transfer over a connection does not verify (signed as if it
+// went on from the first). The transfer runs again over a new connection
+// and succeeds, one line says so, and every later transfer from that
+// primary opens its own.
+func TestAPrimaryThatFailsOverAReusedConnection(t *testing.T) {
+	const secret = "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3Rz"
+	freshIdle(t)
+	zones, origins := manyZones(t, 5)
+	addr, primary := keepingPrimary(t, secret, true, zones)
+	var logged []string
+	store := zonestore.NewStore()
+	for i, origin := range origins {
+		cfg := Config{Origin: origin, Primaries: []string{addr}, Store: store, TSIG: &TSIG{Name: "xfr.", Algorithm: dns.HmacSHA256, Secret: secret},
+			Logf: func(format string, args ...any) { logged = append(logged, fmt.Sprintf(format, args...)) }}
+		if err := New(cfg).Refresh(); err != nil {
+			t.Fatalf("%s: %v", origin, err)
+		}
+		if got, want := answer(store, "www."+origin), fmt.Sprintf("192.0.2.%d", i+1); got != want {
+			t.Fatalf("www.%s: %s, want %s", origin, got, want)
+		}
+	}
+	// The first over one; the second over it, failing, and again over a
+	// second; each other over its own.
+	if n, want := primary.accepted.Load(), int32(len(origins)); n != want {
+		t.Errorf("%d transfers over %d connections, want %d", len(origins), n, want)
+	}
+	if len(logged) != 1 {
+		t.Errorf("logged %q, want one line", logged)
+	}
+}
+
+// TestIdleConnectionsClose: a connection idle past idleTimeout is closed
+// and not taken; no more than idlePerPrimary wait for one primary.
+func TestIdleConnectionsClose(t *testing.T) {
+	freshIdle(t)
+	addr, _ := keepingPrimary(t, "", false, nil)
+	dial := func() *dns.Conn {
+		conn, err := dns.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return conn
+	}
+	var conns []*dns.Conn
+	for range idlePerPrimary + 2 {
+		conns = append(conns, dial())
+	}
+	for _, c := range conns {
+		idle.put(addr, c)
+	}
+	idle.mu.Lock()
+	waiting := len(idle.by[addr])
+	idle.mu.Unlock()
+	if waiting != idlePerPrimary {
+		t.Errorf("%d waiting, want %d", waiting, idlePerPrimary)
+	}
+	if c := idle.take(addr); c != conns[idlePerPrimary-1] {
+		t.Fatal("take did not give the newest")
+	}
+	// The two past the bound are closed.
+	for _, c := range conns[idlePerPrimary:] {
+		if _, err := c.Write([]byte{0}); err == nil {
+			t.Error("a connection past the bound is open")
+		}
+	}
+
+	defer func(d time.Duration) { idleTimeout = d }(idleTimeout)
+	idleTimeout = 20 * time.Millisecond
+	c := dial()
+	idle.put(addr, c)
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		idle.mu.Lock()
+		waiting := len(idle.by[addr])
+		idle.mu.Unlock()
+		if waiting == idlePerPrimary-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("an idle connection was not closed after its timeout")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := c.Write([]byte{0}); err == nil {
+		t.Error("the connection that timed out is open")
+	}
+}
