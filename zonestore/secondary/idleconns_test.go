@@ -31,10 +31,11 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // its records: an AXFR answer, in one message) and keeps each connection
 // open after a transfer, as Knot, BIND and miekg/dns's server do; with
 // secret, it needs the key xfr. and signs with it. Its SOA answers come
-// over UDP. With wrongAfterFirst, it signs the answers of a connection's
-// later transfers over their timers alone, as if they went on from its
-// first: a primary that keeps a transfer's state on its connection.
-func keepingPrimary(t *testing.T, secret string, wrongAfterFirst bool, zones map[string][]dns.RR) (string, *countingListener) {
+// over UDP. Its quirk, if any: timersAfterFirst signs the answers of a
+// connection's later transfers over their timers alone, as if they went
+// on from its first (a primary that keeps a transfer's state on its
+// connection); sendsTwice sends a connection's first transfer twice.
+func keepingPrimary(t *testing.T, secret string, q quirk, zones map[string][]dns.RR) (string, *countingListener) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -76,7 +77,10 @@ func keepingPrimary(t *testing.T, secret string, wrongAfterFirst bool, zones map
 			transfers[w.RemoteAddr().String()]++
 			later := transfers[w.RemoteAddr().String()] > 1
 			mu.Unlock()
-			w.TsigTimersOnly(wrongAfterFirst && later)
+			w.TsigTimersOnly(q == timersAfterFirst && later)
+			if q == sendsTwice && !later {
+				w.WriteMsg(m)
+			}
 		}
 		w.WriteMsg(m)
 	})
@@ -87,6 +91,14 @@ func keepingPrimary(t *testing.T, secret string, wrongAfterFirst bool, zones map
 	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
 	return l.Addr().String(), counted
 }
+
+type quirk int
+
+const (
+	none quirk = iota
+	timersAfterFirst
+	sendsTwice
+)
 
 // freshIdle gives the test a pool of idle connections of its own, and
 // closes what it leaves.
@@ -121,7 +133,7 @@ func TestTransfersReuseAConnection(t *testing.T) {
 	zones, origins := manyZones(t, 20)
 	for _, secret := range []string{"", "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3Rz"} {
 		freshIdle(t)
-		addr, primary := keepingPrimary(t, secret, false, zones)
+		addr, primary := keepingPrimary(t, secret, none, zones)
 		store := zonestore.NewStore()
 		for i, origin := range origins {
 			cfg := Config{Origin: origin, Primaries: []string{addr}, Store: store}
@@ -178,7 +190,7 @@ func TestAPrimaryThatFailsOverAReusedConnection(t *testing.T) {
 	const secret = "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3Rz"
 	freshIdle(t)
 	zones, origins := manyZones(t, 5)
-	addr, primary := keepingPrimary(t, secret, true, zones)
+	addr, primary := keepingPrimary(t, secret, timersAfterFirst, zones)
 	var logged []string
 	store := zonestore.NewStore()
 	for i, origin := range origins {
@@ -201,11 +213,33 @@ func TestAPrimaryThatFailsOverAReusedConnection(t *testing.T) {
 	}
 }
 
+// TestALeftoverMessageIsNoAnswer: a primary that sends a transfer twice
+// leaves its second copy on the connection; the next transfer over it
+// reads a message of another query's ID, and runs again over a new
+// connection, and that primary's later transfers open their own.
+func TestALeftoverMessageIsNoAnswer(t *testing.T) {
+	freshIdle(t)
+	zones, origins := manyZones(t, 4)
+	addr, primary := keepingPrimary(t, "", sendsTwice, zones)
+	store := zonestore.NewStore()
+	for i, origin := range origins {
+		if err := New(Config{Origin: origin, Primaries: []string{addr}, Store: store}).Refresh(); err != nil {
+			t.Fatalf("%s: %v", origin, err)
+		}
+		if got, want := answer(store, "www."+origin), fmt.Sprintf("192.0.2.%d", i+1); got != want {
+			t.Fatalf("www.%s: %s, want %s", origin, got, want)
+		}
+	}
+	if n, want := primary.accepted.Load(), int32(len(origins)); n != want {
+		t.Errorf("%d transfers over %d connections, want %d", len(origins), n, want)
+	}
+}
+
 // TestIdleConnectionsClose: a connection idle past idleTimeout is closed
 // and not taken; no more than idlePerPrimary wait for one primary.
 func TestIdleConnectionsClose(t *testing.T) {
 	freshIdle(t)
-	addr, _ := keepingPrimary(t, "", false, nil)
+	addr, _ := keepingPrimary(t, "", none, nil)
 	dial := func() *dns.Conn {
 		conn, err := dns.DialTimeout("tcp", addr, time.Second)
 		if err != nil {

@@ -550,16 +550,18 @@ func (s *Zone) transfer(primary string, m *dns.Msg) ([]dns.RR, expireOption, err
 
 // transferOnce runs the transfer m asks for, as it is: over an idle
 // connection to primary where one waits (idleconns.go), else over a new
-// one. Where the idle one brings no answer, not even a refusal, the
-// transfer runs again over a new connection: the primary may have closed
-// it as it was taken. Where it failed otherwise than closed, later
+// one. Where the idle one brings no answer to this query, not even a
+// refusal, the transfer runs again over a new connection: the primary may
+// have closed it as it was taken. Where it failed otherwise than closed, later
 // transfers from that primary open their own connections; and where no
 // answer came in the timeout, the transfer is not run again: the worker
 // waits a timeout once, as over a new connection.
 func (s *Zone) transferOnce(primary string, m *dns.Msg) ([]dns.RR, expireOption, error) {
 	if conn := idle.take(primary); conn != nil {
 		rrs, expire, answered, err := s.transferOver(conn, primary, m)
-		if err == nil || answered {
+		// A message of another query's ID is one left over from the
+		// transfer before, where the primary sent past its end.
+		if err == nil || (answered && !errors.Is(err, dns.ErrId)) {
 			return rrs, expire, err
 		}
 		if !closedByPeer(err) {
