@@ -85,6 +85,34 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 	}
 }
 
+// startKnotCatalog starts Knot serving catalog.invalid, a catalog of n
+// members m0000.test and on, each with www A memberAddress(i); with
+// secret, transfers need the key xfr. (startKnotPrimaries).
+func startKnotCatalog(t *testing.T, n int, secret string) (*knotPrimary, []string) {
+	t.Helper()
+	members := make([]string, n)
+	zones := []primaryZone{{origin: "catalog.invalid"}}
+	for i := range members {
+		members[i] = fmt.Sprintf("m%04d.test", i)
+		zones = append(zones, primaryZone{origin: members[i], text: zoneText(members[i], 1, "www A "+memberAddress(i))})
+	}
+	zones[0].text = catalogZone(1, members...)
+	return startKnotPrimaries(t, zones, nil, secret, "whole"), members
+}
+
+func memberAddress(i int) string { return fmt.Sprintf("192.0.%d.%d", i/250, i%250+1) }
+
+// membersServed reports whether s answers every member's www with its
+// address.
+func membersServed(t *testing.T, s *server, members []string) bool {
+	for i, m := range members {
+		if answerA(t, s.addr, "www."+m+".") != memberAddress(i) {
+			return false
+		}
+	}
+	return true
+}
+
 // TestLargeCatalogFromKnot: a catalog of 1,000 member zones, all served
 // by Knot: ontime serves every one, on a few goroutines (its refreshes
 // run on `transfers` workers, not a goroutine a zone: with one, the
@@ -93,25 +121,10 @@ func TestCatalogZoneFromKnot(t *testing.T) {
 func TestLargeCatalogFromKnot(t *testing.T) {
 	port := freeport.Get(t)
 	const n = 1000
-	members := make([]string, n)
-	zones := []primaryZone{{origin: "catalog.invalid"}}
-	for i := range members {
-		members[i] = fmt.Sprintf("m%04d.test", i)
-		zones = append(zones, primaryZone{origin: members[i], text: zoneText(members[i], 1, fmt.Sprintf("www A 192.0.%d.%d", i/250, i%250+1))})
-	}
-	zones[0].text = catalogZone(1, members...)
-	knot := startKnotPrimaries(t, zones, nil, "", "whole")
-
+	knot, members := startKnotCatalog(t, n, "")
 	prom := fmt.Sprintf("127.0.0.1:%d", freeport.Get(t))
 	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    prometheus %s\n    zonestore {\n        catalog catalog.invalid %s\n        transfers 10\n    }\n}\n", port, prom, knot.addr), port)
-	eventually(t, "every member served", func() bool {
-		for i, m := range members {
-			if got, want := answerA(t, s.addr, "www."+m+"."), fmt.Sprintf("192.0.%d.%d", i/250, i%250+1); got != want {
-				return false
-			}
-		}
-		return true
-	})
+	eventually(t, "every member served", func() bool { return membersServed(t, s, members) })
 	// A goroutine a zone would be over 1,000; the server's own, its
 	// workers' and the listeners' are a few dozen.
 	if g := metric(t, prom, "go_goroutines"); g == 0 || g > 200 {
@@ -275,25 +288,10 @@ func TestCatalogMembersShareConnectionsFromKnot(t *testing.T) {
 	secret := "c2VjcmV0IGtleSBmb3IgdGhlIHRlc3RzIG9mIG9udGltZQ=="
 	port := freeport.Get(t)
 	const n = 200
-	members := make([]string, n)
-	zones := []primaryZone{{origin: "catalog.invalid"}}
-	for i := range members {
-		members[i] = fmt.Sprintf("m%03d.test", i)
-		zones = append(zones, primaryZone{origin: members[i], text: zoneText(members[i], 1, fmt.Sprintf("www A 192.0.2.%d", i+1))})
-	}
-	zones[0].text = catalogZone(1, members...)
-	knot := startKnotPrimaries(t, zones, nil, secret, "whole")
-
+	knot, members := startKnotCatalog(t, n, secret)
 	s := startCorefile(t, fmt.Sprintf(".:%d {\n    bind 127.0.0.1\n    zonestore {\n        catalog catalog.invalid %s\n        tsig xfr. %s hmac-sha256\n        transfers 10\n    }\n}\n", port, knot.addr, secret), port)
-	eventually(t, "every member served", func() bool {
-		for i, m := range members {
-			if answerA(t, s.addr, "www."+m+".") != fmt.Sprintf("192.0.2.%d", i+1) {
-				return false
-			}
-		}
-		return true
-	})
-	// [m001.test.] AXFR, outgoing, remote 127.0.0.1@PORT, started, serial 1
+	eventually(t, "every member served", func() bool { return membersServed(t, s, members) })
+	// [m0001.test.] AXFR, outgoing, remote 127.0.0.1@PORT, started, serial 1
 	started := regexp.MustCompile(`AXFR, outgoing, remote 127\.0\.0\.1@(\d+), started`).FindAllStringSubmatch(knot.log.String(), -1)
 	conns := map[string]bool{}
 	for _, m := range started {
