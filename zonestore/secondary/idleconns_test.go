@@ -35,7 +35,7 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // connection's later transfers over their timers alone, as if they went
 // on from its first (a primary that keeps a transfer's state on its
 // connection); sendsTwice sends a connection's first transfer twice.
-func keepingPrimary(t *testing.T, secret string, q quirk, zones map[string][]dns.RR) (string, *countingListener) {
+func keepingPrimary(t testing.TB, secret string, q quirk, zones map[string][]dns.RR) (string, *countingListener) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -289,5 +289,29 @@ func TestIdleConnectionsClose(t *testing.T) {
 	}
 	if _, err := c.Write([]byte{0}); err == nil {
 		t.Error("the connection that timed out is open")
+	}
+}
+
+// BenchmarkMemberTransfer: a catalog member's whole transfer (an AXFR of
+// ten records in one message, bench/genzones's zone) over a reused
+// connection, built and published: what each of a million members costs
+// the secondary, the primary's side apart.
+func BenchmarkMemberTransfer(b *testing.B) {
+	idle = idleConns{by: map[string][]*idleConn{}, fresh: map[string]bool{}}
+	const origin = "z1.test."
+	soa := origin + " 3600 SOA ns1." + origin + " hostmaster." + origin + " 1 7200 3600 1209600 300"
+	zone := rrs(b, soa, origin+" 3600 NS ns1."+origin, origin+" 3600 NS ns2."+origin,
+		origin+" 3600 MX 10 mail."+origin, "ns1."+origin+" 3600 A 192.0.2.1", "ns2."+origin+" 3600 A 192.0.2.2",
+		"www."+origin+" 3600 A 192.0.2.3", "www."+origin+" 3600 AAAA 2001:db8::3", "mail."+origin+" 3600 A 192.0.2.4",
+		"ftp."+origin+" 3600 CNAME www."+origin, soa)
+	addr, _ := keepingPrimary(b, "", none, map[string][]dns.RR{origin: zone})
+	store := zonestore.NewStore()
+	sec := New(Config{Origin: origin, Primaries: []string{addr}, Store: store})
+	b.ReportAllocs()
+	for b.Loop() {
+		store.Remove(origin) // a member's first transfer
+		if err := sec.axfr(addr, nil); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
