@@ -1,9 +1,9 @@
 package zonestore
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/miekg/dns"
@@ -531,7 +531,9 @@ func (b *Builder) link() {
 
 // flags computes what a node's own records say about it.
 func (b *Builder) flags(n *node) {
-	sort.Slice(n.rrsets, func(i, j int) bool { return n.rrsets[i].typ < n.rrsets[j].typ })
+	// slices.SortFunc, not sort.Slice: its swapper is two allocations a
+	// node, a tenth of a small zone's (a catalog member's) transfer.
+	slices.SortFunc(n.rrsets, func(a, b rrset) int { return cmp.Compare(a.typ, b.typ) })
 	apex := n.key == b.originKey
 	n.ent = len(n.rrsets) == 0 && !apex
 	n.delegation = !apex && n.get(dns.TypeNS) != nil
@@ -582,7 +584,7 @@ func (b *Builder) cuts(z *Zone, all bool) {
 		}
 	}
 	// Parents before children: a key is longer than its parent's.
-	sort.Slice(nodes, func(i, j int) bool { return len(nodes[i].key) < len(nodes[j].key) })
+	slices.SortFunc(nodes, func(a, b *node) int { return cmp.Compare(len(a.key), len(b.key)) })
 	for _, n := range nodes {
 		b.pace.Tick()
 		cut, below := "", false
@@ -797,7 +799,7 @@ func (b *Builder) dnssec(z *Zone) error {
 				z.nsec = append(z.nsec, n)
 			}
 		}
-		sort.Slice(z.nsec, func(i, j int) bool { return z.nsec[i].sortKey < z.nsec[j].sortKey })
+		slices.SortFunc(z.nsec, func(a, b *node) int { return strings.Compare(a.sortKey, b.sortKey) })
 		z.nsecOrigin = string(appendSortKey(nil, z.originKey))
 		z.nsecPrefix = make([]uint64, len(z.nsec))
 		for i, n := range z.nsec {
@@ -814,7 +816,7 @@ func (b *Builder) dnssec(z *Zone) error {
 		return nil
 	}
 	if b.nsec3Changed || b.base == nil {
-		sort.Slice(b.nsec3, func(i, j int) bool { return b.nsec3[i].hash < b.nsec3[j].hash })
+		slices.SortFunc(b.nsec3, func(x, y *nsec3Node) int { return strings.Compare(x.hash, y.hash) })
 	}
 	z.nsec3 = b.nsec3
 	if p := z.apex.get(dns.TypeNSEC3PARAM); p != nil {
