@@ -24,7 +24,7 @@ import (
 // workers, 10 by default, use no more at once.
 const idlePerPrimary = 16
 
-var idleTimeout = 3 * time.Second // a variable for the tests
+var idleTimeout = 3 * time.Second // a variable for the tests; read under idle.mu
 
 // idle holds the process's idle connections to primaries: a catalog's
 // members, and the zones of every server block, share them.

@@ -100,17 +100,25 @@ const (
 	sendsTwice
 )
 
-// freshIdle gives the test a pool of idle connections of its own, and
-// closes what it leaves.
-func freshIdle(t *testing.T) {
-	idle = idleConns{by: map[string][]*idleConn{}, fresh: map[string]bool{}}
-	t.Cleanup(func() {
-		for primary := range idle.by {
-			for conn := idle.take(primary); conn != nil; conn = idle.take(primary) {
-				conn.Close()
+// freshIdle empties the pool of idle connections for the test, and again
+// after it: their connections closed, under the pool's lock (a timer of a
+// connection another test left may fire meanwhile).
+func freshIdle(t testing.TB) {
+	drain := func() {
+		idle.mu.Lock()
+		defer idle.mu.Unlock()
+		for _, cs := range idle.by {
+			for _, c := range cs {
+				if c.timer.Stop() {
+					c.conn.Close()
+				}
 			}
 		}
-	})
+		clear(idle.by)
+		clear(idle.fresh)
+	}
+	drain()
+	t.Cleanup(drain)
 }
 
 func manyZones(t *testing.T, n int) (map[string][]dns.RR, []string) {
@@ -270,8 +278,13 @@ func TestIdleConnectionsClose(t *testing.T) {
 		}
 	}
 
-	defer func(d time.Duration) { idleTimeout = d }(idleTimeout)
-	idleTimeout = 20 * time.Millisecond
+	setTimeout := func(d time.Duration) { // read by put under the pool's lock
+		idle.mu.Lock()
+		idleTimeout = d
+		idle.mu.Unlock()
+	}
+	defer setTimeout(idleTimeout)
+	setTimeout(20 * time.Millisecond)
 	c := dial()
 	idle.put(addr, c)
 	deadline := time.Now().Add(5 * time.Second)
@@ -297,7 +310,7 @@ func TestIdleConnectionsClose(t *testing.T) {
 // connection, built and published: what each of a million members costs
 // the secondary, the primary's side apart.
 func BenchmarkMemberTransfer(b *testing.B) {
-	idle = idleConns{by: map[string][]*idleConn{}, fresh: map[string]bool{}}
+	freshIdle(b)
 	const origin = "z1.test."
 	soa := origin + " 3600 SOA ns1." + origin + " hostmaster." + origin + " 1 7200 3600 1209600 300"
 	zone := rrs(b, soa, origin+" 3600 NS ns1."+origin, origin+" 3600 NS ns2."+origin,
