@@ -99,13 +99,19 @@ func (p *idleConns) freshOnly(primary string) bool {
 		return false
 	}
 	p.fresh[primary] = true
-	for _, c := range p.by[primary] {
+	closeIdle(p.by[primary])
+	delete(p.by, primary)
+	return true
+}
+
+// closeIdle closes the connections of cs whose timers have not closed
+// them already; the caller holds the pool's lock and drops cs.
+func closeIdle(cs []*idleConn) {
+	for _, c := range cs {
 		if c.timer.Stop() {
 			c.conn.Close()
 		}
 	}
-	delete(p.by, primary)
-	return true
 }
 
 // closedByPeer reports whether err tells of a connection the primary

@@ -2,9 +2,7 @@ package secondary
 
 import (
 	"fmt"
-	"net"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -12,20 +10,6 @@ import (
 
 	"github.com/ontimedns/ontime/zonestore"
 )
-
-// countingListener counts the TCP connections a primary accepts.
-type countingListener struct {
-	net.Listener
-	accepted atomic.Int32
-}
-
-func (l *countingListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err == nil {
-		l.accepted.Add(1)
-	}
-	return c, err
-}
 
 // keepingPrimary is a primary that serves each zone of zones (by origin,
 // its records: an AXFR answer, in one message) and keeps each connection
@@ -37,15 +21,6 @@ func (l *countingListener) Accept() (net.Conn, error) {
 // connection); sendsTwice sends a connection's first transfer twice.
 func keepingPrimary(t testing.TB, secret string, q quirk, zones map[string][]dns.RR) (string, *countingListener) {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	counted := &countingListener{Listener: l}
-	pc, err := net.ListenPacket("udp", l.Addr().String())
-	if err != nil {
-		t.Fatal(err)
-	}
 	var keys map[string]string
 	if secret != "" {
 		keys = map[string]string{"xfr.": secret}
@@ -84,12 +59,7 @@ func keepingPrimary(t testing.TB, secret string, q quirk, zones map[string][]dns
 		}
 		w.WriteMsg(m)
 	})
-	udp := &dns.Server{PacketConn: pc, Handler: h, TsigSecret: keys}
-	tcp := &dns.Server{Listener: counted, Handler: h, TsigSecret: keys}
-	go udp.ActivateAndServe()
-	go tcp.ActivateAndServe()
-	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
-	return l.Addr().String(), counted
+	return serveCounting(t, h, keys)
 }
 
 type quirk int
@@ -108,11 +78,7 @@ func freshIdle(t testing.TB) {
 		idle.mu.Lock()
 		defer idle.mu.Unlock()
 		for _, cs := range idle.by {
-			for _, c := range cs {
-				if c.timer.Stop() {
-					c.conn.Close()
-				}
-			}
+			closeIdle(cs)
 		}
 		clear(idle.by)
 		clear(idle.fresh)

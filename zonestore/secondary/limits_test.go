@@ -3,7 +3,6 @@ package secondary
 import (
 	"errors"
 	"fmt"
-	"net"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -197,11 +196,7 @@ func TestSignedTransfersOfManyMessages(t *testing.T) {
 	// primary signs its answers with secret; strict, it answers NOTAUTH
 	// to a query whose signature does not verify with it.
 	primary := func(secret string, strict bool) string {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		srv := &dns.Server{Listener: l, TsigSecret: map[string]string{key: secret}, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
+		addr, _ := serveCounting(t, dns.HandlerFunc(func(w dns.ResponseWriter, r *dns.Msg) {
 			if strict && w.TsigStatus() != nil {
 				m := new(dns.Msg)
 				m.SetRcode(r, dns.RcodeNotAuth)
@@ -218,10 +213,8 @@ func TestSignedTransfersOfManyMessages(t *testing.T) {
 				}
 				return out[i*50 : min(i*50+50, len(out))]
 			})
-		})}
-		go srv.ActivateAndServe()
-		t.Cleanup(func() { srv.Shutdown() })
-		return l.Addr().String()
+		}), map[string]string{key: secret})
+		return addr
 	}
 	addr := primary(secret, true)
 

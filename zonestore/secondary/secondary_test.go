@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -42,6 +43,27 @@ func soa(serial string) string {
 // serve answers with h over UDP and TCP on one port of 127.0.0.1 until
 // the test ends, and returns the address.
 func serve(t *testing.T, h dns.Handler) string {
+	addr, _ := serveCounting(t, h, nil)
+	return addr
+}
+
+// countingListener counts the TCP connections a server accepts.
+type countingListener struct {
+	net.Listener
+	accepted atomic.Int32
+}
+
+func (l *countingListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err == nil {
+		l.accepted.Add(1)
+	}
+	return c, err
+}
+
+// serveCounting is serve, with the TSIG secrets keys, and the listener
+// that counts the TCP connections it takes.
+func serveCounting(t testing.TB, h dns.Handler, keys map[string]string) (string, *countingListener) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -56,11 +78,13 @@ func serve(t *testing.T, h dns.Handler) string {
 			}
 		}
 	}
-	udp, tcp := &dns.Server{PacketConn: pc, Handler: h}, &dns.Server{Listener: l, Handler: h}
+	counted := &countingListener{Listener: l}
+	udp := &dns.Server{PacketConn: pc, Handler: h, TsigSecret: keys}
+	tcp := &dns.Server{Listener: counted, Handler: h, TsigSecret: keys}
 	go udp.ActivateAndServe()
 	go tcp.ActivateAndServe()
 	t.Cleanup(func() { udp.Shutdown(); tcp.Shutdown() })
-	return l.Addr().String()
+	return l.Addr().String(), counted
 }
 
 func startPrimary(t *testing.T) *primary {
